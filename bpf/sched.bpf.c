@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Scheduler truth for ttop: run-queue length integrated over time, per-thread
+ * on-CPU time and run-queue wait, thread churn and "ghost" threads.
+ *
+ * Raw tracepoints with CO-RE reads only (no kprobes, no fentry, no tracefs):
+ * they attach on any kernel since 4.17 with BTF. Everything is aggregated in
+ * maps and read by user space once per tick.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ttop.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define TASK_RUNNING 0
+#define TASK_DEAD 0x80
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TTOP_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct cpu_stats);
+} cpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct thread_stats);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct proc_stats);
+} procs SEC(".maps");
+
+/* Written by user space. */
+volatile __u64 scan_gen = 1;   /* bumped just before each /proc scan */
+volatile __u64 tick_gen = 1;   /* bumped after each read of cpu_stats */
+volatile __u32 filter_enabled; /* reserved for the PID filter */
+
+/* Read by user space. */
+__u64 drops[DROP__COUNT];
+/* Sum over CPUs of runq_last_nr (each CPU adds its own changes), and its
+ * largest value during tick_gen: the system-wide runnable peak. */
+__s64 runq_total;
+__s64 runq_total_max;
+__u64 runq_total_max_gen;
+
+static __always_inline void drop(int which)
+{
+	if (which >= 0 && which < DROP__COUNT)
+		__sync_fetch_and_add(&drops[which], 1);
+}
+
+static __always_inline struct rq *task_rq_of(struct task_struct *p)
+{
+	return BPF_CORE_READ(p, se.cfs_rq, rq);
+}
+
+/* Integrate rq->nr_running for the CPU we are running on. Only called for
+ * the local CPU, so the slot has a single writer. */
+static __always_inline void runq_step(struct rq *rq, __u64 now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_stats *c = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	__u32 nr;
+
+	if (!c || !rq)
+		return;
+	nr = BPF_CORE_READ(rq, nr_running);
+	if (nr != c->runq_last_nr) {
+		__s64 total = __sync_fetch_and_add(&runq_total, (__s64)nr - (__s64)c->runq_last_nr);
+
+		total += (__s64)nr - (__s64)c->runq_last_nr;
+		/* Racy max: two CPUs raising it at once may lose one update by one. */
+		if (runq_total_max_gen != tick_gen) {
+			runq_total_max_gen = tick_gen;
+			runq_total_max = total;
+		} else if (total > runq_total_max) {
+			runq_total_max = total;
+		}
+	}
+	if (c->runq_last_ts && now > c->runq_last_ts)
+		c->runq_area += (__u64)c->runq_last_nr * (now - c->runq_last_ts);
+	c->runq_last_ts = now;
+	c->runq_last_nr = nr;
+	if (c->runq_max_gen != tick_gen) {
+		c->runq_max_gen = tick_gen;
+		c->runq_max = nr;
+	} else if (nr > c->runq_max) {
+		c->runq_max = nr;
+	}
+}
+
+/* The kernel's own count of the task's on-CPU time. On-CPU time is taken from it
+ * rather than from pairs of switch events: some kernels (seen on 6.18 in a VM) do
+ * not deliver every sched_switch, and a lost switch-out must not leave a thread
+ * "running" for ever. */
+static __always_inline __u64 task_runtime(struct task_struct *p)
+{
+	return BPF_CORE_READ(p, se.sum_exec_runtime);
+}
+
+static __always_inline struct thread_stats *thread_get(struct task_struct *p, __u32 tid, bool create)
+{
+	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
+	struct thread_stats zero = {};
+
+	if (t || !create || tid == 0)
+		return t;
+	zero.tgid = BPF_CORE_READ(p, tgid);
+	/* Count only what runs from now on. */
+	zero.base_ns = task_runtime(p);
+	zero.sum_ns = zero.base_ns;
+	bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST);
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t)
+		drop(DROP_THREADS);
+	return t;
+}
+
+static __always_inline struct proc_stats *proc_get(__u32 tgid)
+{
+	struct proc_stats *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct proc_stats zero = {};
+
+	if (p)
+		return p;
+	bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		drop(DROP_PROCS);
+	return p;
+}
+
+static __always_inline void mark_runnable(struct task_struct *p, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct thread_stats *t = thread_get(p, tid, true);
+
+	if (t && !t->enq_ts)
+		t->enq_ts = now;
+}
+
+static __always_inline void on_wakeup(struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq *rq = task_rq_of(p);
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 target;
+	struct cpu_stats *c;
+
+	mark_runnable(p, now);
+	if (!rq)
+		return;
+	target = BPF_CORE_READ(rq, cpu);
+	c = bpf_map_lookup_elem(&cpu_stats, &target);
+	if (c)
+		__sync_fetch_and_add(&c->wakeups, 1);
+	if (target == cpu)
+		runq_step(rq, now);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(ttop_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(ttop_sched_wakeup_new, struct task_struct *p)
+{
+	on_wakeup(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_stats *c = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	__u32 prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 next_tid = BPF_CORE_READ(next, pid);
+	struct thread_stats *t;
+
+	if (c) {
+		c->switches++;
+		/* A switch we never saw: whoever we thought was on this CPU left it. */
+		if (c->cur_tid != prev_tid && c->switches > 1) {
+			c->gaps++;
+			drop(DROP_GAPS);
+			if (c->cur_tid) {
+				__u32 stale = c->cur_tid;
+				t = bpf_map_lookup_elem(&threads, &stale);
+				if (t && t->cpu == cpu)
+					t->on_cpu = 0;
+			}
+		}
+		c->cur_tid = next_tid;
+	}
+	runq_step(task_rq_of(prev), now);
+
+	/* prev leaves the CPU. A dying task's entry was already folded away at
+	 * sched_process_exit: do not resurrect it. */
+	if (prev_tid) {
+		bool dead = prev_state & TASK_DEAD;
+		t = thread_get(prev, prev_tid, !dead);
+		if (t) {
+			t->sum_ns = task_runtime(prev);
+			t->on_cpu = 0;
+			t->switches++;
+			/* Preempted while runnable: it waits in the run queue from now. */
+			if (prev_state == TASK_RUNNING && !t->enq_ts)
+				t->enq_ts = now;
+		}
+	}
+
+	if (next_tid) {
+		t = thread_get(next, next_tid, true);
+		if (t) {
+			if (t->enq_ts && now > t->enq_ts)
+				t->runq_wait_ns += now - t->enq_ts;
+			t->enq_ts = 0;
+			t->on_cpu = 1;
+			t->cpu = cpu;
+			t->last_in = now;
+			t->sum_ns = task_runtime(next);
+		}
+	}
+	return 0;
+}
+
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(ttop_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	__u32 cpu = dest_cpu;
+	struct cpu_stats *c = bpf_map_lookup_elem(&cpu_stats, &cpu);
+
+	if (c)
+		__sync_fetch_and_add(&c->migrations, 1);
+	return 0;
+}
+
+SEC("raw_tp/task_newtask")
+int BPF_PROG(ttop_task_newtask, struct task_struct *task, u64 clone_flags)
+{
+	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct thread_stats *t;
+	struct proc_stats *p;
+
+	p = proc_get(tgid);
+	if (p)
+		__sync_fetch_and_add(&p->created, 1);
+	t = thread_get(task, tid, true);
+	if (t) {
+		/* Born under ttop: all of its runtime counts. */
+		t->base_ns = 0;
+		t->birth_gen = scan_gen;
+	}
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
+	struct proc_stats *p = proc_get(tgid);
+	__u64 oncpu = 0, wait = 0;
+
+	if (t) {
+		__u64 sum = task_runtime(task);
+		/* The exiting thread is on this CPU right now; the kernel's counter may
+		 * lag by up to a tick, so extrapolate from its last switch-in too. */
+		if (t->on_cpu && now > t->last_in && t->sum_ns + (now - t->last_in) > sum)
+			sum = t->sum_ns + (now - t->last_in);
+		oncpu = sum > t->base_ns ? sum - t->base_ns : 0;
+		wait = t->runq_wait_ns;
+	}
+	if (p) {
+		__sync_fetch_and_add(&p->exited, 1);
+		__sync_fetch_and_add(&p->dead_oncpu_ns, oncpu);
+		__sync_fetch_and_add(&p->dead_runq_wait_ns, wait);
+		if (t && t->birth_gen && t->birth_gen == scan_gen) {
+			__sync_fetch_and_add(&p->ghosts, 1);
+			__sync_fetch_and_add(&p->ghost_oncpu_ns, oncpu);
+		}
+		if (tid == tgid)
+			BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
+	}
+	if (t)
+		bpf_map_delete_elem(&threads, &tid);
+	return 0;
+}

@@ -1,0 +1,59 @@
+//! Compiles every `bpf/*.bpf.c` into a libbpf-rs skeleton (`$OUT_DIR/<name>.skel.rs`).
+//!
+//! The Rust types for the structs in `bpf/ttop.h` come from the objects' BTF through
+//! the skeleton (`types::cpu_stats`, ...), so C and Rust share one definition.
+
+use std::env;
+use std::path::PathBuf;
+use std::process::Command;
+
+use libbpf_cargo::SkeletonBuilder;
+
+fn main() {
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
+    let clang = env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
+    if Command::new(&clang).arg("--version").output().is_err() {
+        panic!(
+            "\n\nttop needs clang to compile its eBPF programs, and `{clang}` was not found.\n\
+             On Debian/Ubuntu: sudo apt-get install -y clang libelf-dev\n\
+             (or run `bash .ci/deps` from the repository root).\n\n"
+        );
+    }
+    let arch = match env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
+        Ok("x86_64") => "x86",
+        Ok("aarch64") => "arm64",
+        Ok("riscv64") => "riscv",
+        Ok("powerpc64") => "powerpc",
+        Ok("s390x") => "s390",
+        _ => "x86",
+    };
+    println!("cargo:rerun-if-changed=bpf/ttop.h");
+    println!("cargo:rerun-if-changed=bpf/vmlinux.h");
+    let mut entries: Vec<_> = std::fs::read_dir("bpf")
+        .expect("bpf/ exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".bpf.c"))
+        .collect();
+    entries.sort();
+    for src in entries {
+        println!("cargo:rerun-if-changed={}", src.display());
+        let stem = src
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .trim_end_matches(".bpf.c")
+            .to_string();
+        let skel = out.join(format!("{stem}.skel.rs"));
+        SkeletonBuilder::new()
+            .source(&src)
+            .clang(&clang)
+            .clang_args([
+                format!("-D__TARGET_ARCH_{arch}"),
+                "-Ibpf".to_string(),
+                "-Wall".to_string(),
+                "-Wno-unused-function".to_string(),
+            ])
+            .build_and_generate(&skel)
+            .unwrap_or_else(|e| panic!("building the eBPF program {}: {e:#}", src.display()));
+    }
+}

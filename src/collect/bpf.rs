@@ -1,0 +1,3 @@
+mod sched_skel {
+    include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
+}

@@ -1,0 +1,174 @@
+//! The collector: one object that owns every probe and the /proc scanner and turns a
+//! tick into a Sample, and the thread that runs it and hands Samples to the UI over a
+//! bounded channel.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::bpf_common;
+use super::proc_scan::{self, ProcScanner};
+use super::sched::SchedCollector;
+use crate::model::sample::{Mode, Sample, SystemInfo};
+use crate::util::{mono_ns, wall_ns};
+
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Try to load the eBPF programs (false: --no-bpf).
+    pub bpf: bool,
+    /// Only these processes (ttop -p).
+    pub pids: Option<Vec<u32>>,
+}
+
+pub struct Collector {
+    sched: Option<SchedCollector>,
+    scanner: ProcScanner,
+    mode: Mode,
+    seq: u64,
+}
+
+/// Host facts for the header and the recording.
+pub fn system_info() -> SystemInfo {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let uptime = proc_scan::read_system().uptime_s as u64;
+    SystemInfo {
+        host: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        ncpus: std::thread::available_parallelism()
+            .map_or(1, |n| n.get() as u32)
+            .max(proc_scan::read_system().cpus.len() as u32),
+        clk_tck: procfs::ticks_per_second(),
+        page_size: procfs::page_size(),
+        boot_time_s: uptime,
+    }
+}
+
+impl Collector {
+    pub fn new(cfg: &Config) -> Self {
+        let mut mode = Mode::default();
+        let mut sched = None;
+        if !cfg.bpf {
+            mode.problems
+                .push("eBPF off (--no-bpf): showing the /proc view only".to_string());
+        } else if let Some(why) = bpf_common::preflight() {
+            mode.problems.push(why);
+        } else {
+            bpf_common::capture_libbpf_log();
+            bpf_common::raise_memlock();
+            match SchedCollector::load() {
+                Ok(s) => {
+                    mode.problems.extend(s.problems.iter().cloned());
+                    sched = Some(s);
+                }
+                Err(e) => mode.problems.push(e),
+            }
+        }
+        mode.bpf = sched.is_some();
+        Self {
+            sched,
+            scanner: ProcScanner::new(cfg.pids.clone()),
+            mode,
+            seq: 0,
+        }
+    }
+
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    /// Collect one Sample. The /proc scan comes first (it marks the ghost boundary), then
+    /// /proc/stat and the BPF maps are read at one instant, which is the sample's time.
+    pub fn sample(&mut self) -> Sample {
+        if let Some(s) = self.sched.as_mut() {
+            s.begin_scan();
+        }
+        let procs = self.scanner.scan();
+        let stat = proc_scan::read_system();
+        let mono = mono_ns();
+        let wall = wall_ns();
+        let bpf = self.sched.as_mut().map(|s| s.read(mono));
+        let sample = Sample {
+            seq: self.seq,
+            wall_ns: wall,
+            mono_ns: mono,
+            mode: self.mode.clone(),
+            stat,
+            procs,
+            bpf,
+        };
+        self.seq += 1;
+        if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {
+            // Processes gone from /proc have now been reported once: drop their entries.
+            let scanned: std::collections::HashSet<u32> =
+                sample.procs.iter().map(|p| p.pid).collect();
+            let gone: Vec<u32> = b
+                .procs
+                .iter()
+                .map(|p| p.tgid)
+                .filter(|t| {
+                    !scanned.contains(t) && !std::path::Path::new(&format!("/proc/{t}")).exists()
+                })
+                .collect();
+            s.forget_procs(&gone);
+        }
+        sample
+    }
+}
+
+/// Make the calling thread SCHED_FIFO 1 so a saturated machine cannot starve the
+/// collector (top, at nice 0, is starved exactly when it matters). Needs root.
+pub fn raise_priority() -> Result<(), String> {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: plain syscall on the current thread with a valid param.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
+}
+
+/// Run the collector on its own thread: a first Sample at once, then one per interval,
+/// each sent over the bounded channel. Stops when `stop` is set or the receiver is gone.
+pub fn spawn(
+    mut collector: Collector,
+    interval: Duration,
+    rt: bool,
+    tx: SyncSender<Sample>,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("ttop-collect".into())
+        .spawn(move || {
+            if rt {
+                let _ = raise_priority();
+            }
+            let mut next = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                let s = collector.sample();
+                if tx.send(s).is_err() {
+                    break;
+                }
+                next += interval;
+                let now = Instant::now();
+                if next < now {
+                    // We fell behind (a starved machine): start afresh rather than burst.
+                    next = now + interval;
+                }
+                while !stop.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    if now >= next {
+                        break;
+                    }
+                    std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                }
+            }
+        })
+        .expect("spawn the collector thread")
+}

@@ -1,0 +1,8 @@
+//! Collectors own the kernel: eBPF programs and the /proc scan. They produce Samples.
+
+pub mod bpf_common;
+pub mod collector;
+pub mod proc_scan;
+pub mod sched;
+
+pub use collector::{Collector, Config};

@@ -1,0 +1,184 @@
+//! The scheduler collector: loads bpf/sched.bpf.c, attaches each probe on its own (a
+//! kernel that lacks one loses that probe, not the rest) and reads the maps once per tick.
+
+use std::mem::MaybeUninit;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
+
+use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops};
+
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
+}
+use skel::{SchedSkel, SchedSkelBuilder, types};
+
+pub struct SchedCollector {
+    skel: SchedSkel<'static>,
+    _links: Vec<Link>,
+    ncpus: u32,
+    /// Probes that could not attach, with why.
+    pub problems: Vec<String>,
+}
+
+impl SchedCollector {
+    /// Open, load and attach. Err is a one-line, user-facing reason.
+    pub fn load() -> Result<Self, String> {
+        let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())? as u32;
+        // The skeleton borrows its object for its whole life; the collector lives as long
+        // as the program, so the object is leaked on purpose (once per process).
+        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+        let open = SchedSkelBuilder::default()
+            .open(obj)
+            .map_err(|e| explain("eBPF scheduler probes: open", &e))?;
+        let mut skel = open
+            .load()
+            .map_err(|e| explain("eBPF scheduler probes: load", &e))?;
+        let mut links = Vec::new();
+        let mut problems = Vec::new();
+        let progs = &mut skel.progs;
+        let mut attach = |name: &str, p: &libbpf_rs::ProgramMut<'static>| match p.attach() {
+            Ok(l) => links.push(l),
+            Err(e) => problems.push(explain(&format!("probe {name}"), &e)),
+        };
+        attach("sched_switch", &progs.ttop_sched_switch);
+        attach("sched_wakeup", &progs.ttop_sched_wakeup);
+        attach("sched_wakeup_new", &progs.ttop_sched_wakeup_new);
+        attach("sched_migrate_task", &progs.ttop_sched_migrate_task);
+        attach("task_newtask", &progs.ttop_task_newtask);
+        attach("sched_process_exit", &progs.ttop_sched_process_exit);
+        if links.is_empty() {
+            return Err(problems
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "no probe attached".into()));
+        }
+        Ok(Self {
+            skel,
+            _links: links,
+            ncpus,
+            problems,
+        })
+    }
+
+    fn data(&mut self) -> &mut types::data {
+        self.skel
+            .maps
+            .data_data
+            .as_deref_mut()
+            .expect(".data is mmapped")
+    }
+
+    fn bss(&mut self) -> &mut types::bss {
+        self.skel
+            .maps
+            .bss_data
+            .as_deref_mut()
+            .expect(".bss is mmapped")
+    }
+
+    /// Called just before each /proc scan: threads born from now on and dead before
+    /// the next call were never seen by a scan ("ghosts").
+    pub fn begin_scan(&mut self) {
+        let d = self.data();
+        // Volatile: the BPF programs read it concurrently through the mmapped page.
+        // SAFETY: the pointer comes from a live &mut into the mmapped .data section.
+        unsafe { std::ptr::write_volatile(&mut d.scan_gen, d.scan_gen + 1) };
+    }
+
+    /// Read every map once; `mono_ns` is the sample time used to extrapolate the
+    /// state of threads on CPU and of run queues since their last event.
+    pub fn read(&mut self, mono_ns: u64) -> BpfSample {
+        let mut out = BpfSample::default();
+        let tick_gen = self.data().tick_gen;
+        let maps = &self.skel.maps;
+        let mut current: Vec<u32> = vec![0; self.ncpus as usize];
+        for cpu in 0..self.ncpus {
+            let Ok(Some(v)) = maps.cpu_stats.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) else {
+                continue;
+            };
+            let c: types::cpu_stats = from_bytes(&v);
+            let mut area = u128::from(c.runq_area);
+            if c.runq_last_ts != 0 && mono_ns > c.runq_last_ts {
+                area += u128::from(c.runq_last_nr) * u128::from(mono_ns - c.runq_last_ts);
+            }
+            let max = if c.runq_max_gen == tick_gen {
+                c.runq_max
+            } else {
+                0
+            };
+            current[cpu as usize] = c.cur_tid;
+            out.cpus.push(BpfCpu {
+                cpu,
+                switches: c.switches,
+                migrations: c.migrations,
+                wakeups: c.wakeups,
+                runq_area_ns: area,
+                runq_max: max.max(c.runq_last_nr),
+                runq_now: c.runq_last_nr,
+            });
+        }
+        if let Ok(iter) = maps
+            .threads
+            .lookup_batch(4096, MapFlags::ANY, MapFlags::ANY)
+        {
+            for (k, v) in iter {
+                let t: types::thread_stats = from_bytes(&v);
+                let tid = key_u32(&k);
+                let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
+                // Still on a CPU: add the time since it switched in.
+                let running = t.on_cpu != 0 && current.get(t.cpu as usize) == Some(&tid);
+                if running && mono_ns > t.last_in {
+                    oncpu += mono_ns - t.last_in;
+                }
+                out.threads.push(BpfThread {
+                    tid,
+                    tgid: t.tgid,
+                    oncpu_ns: oncpu,
+                    runq_wait_ns: t.runq_wait_ns,
+                    switches: t.switches,
+                });
+            }
+        }
+        if let Ok(iter) = maps.procs.lookup_batch(4096, MapFlags::ANY, MapFlags::ANY) {
+            for (k, v) in iter {
+                let p: types::proc_stats = from_bytes(&v);
+                out.procs.push(BpfProc {
+                    tgid: key_u32(&k),
+                    created: p.created,
+                    exited: p.exited,
+                    ghosts: p.ghosts,
+                    dead_oncpu_ns: p.dead_oncpu_ns,
+                    dead_runq_wait_ns: p.dead_runq_wait_ns,
+                    ghost_oncpu_ns: p.ghost_oncpu_ns,
+                    comm: c_str(&p.comm.map(|c| c as u8)),
+                });
+            }
+        }
+        let bss = self.bss();
+        out.drops = Drops {
+            threads: bss.drops[0],
+            procs: bss.drops[1],
+            sched_gaps: bss.drops[2],
+        };
+        let peak = if bss.runq_total_max_gen == tick_gen {
+            bss.runq_total_max
+        } else {
+            0
+        };
+        out.runq_peak = peak.max(bss.runq_total).max(0) as u32;
+        // Start a new interval for the max-trackers.
+        let d = self.data();
+        // SAFETY: as in begin_scan.
+        unsafe { std::ptr::write_volatile(&mut d.tick_gen, tick_gen + 1) };
+        out
+    }
+
+    /// Forget processes that are gone from /proc after they have been reported once.
+    pub fn forget_procs(&self, tgids: &[u32]) {
+        for t in tgids {
+            let _ = self.skel.maps.procs.delete(&t.to_ne_bytes());
+        }
+    }
+}

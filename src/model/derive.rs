@@ -1,0 +1,358 @@
+//! derive(previous sample, sample) -> Frame: the one function that turns raw cumulative
+//! counters into what the screen shows. Live and replay both call it, so a replay shows
+//! exactly what the live screen showed. Pure: no I/O, no clocks.
+
+use std::collections::{HashMap, HashSet};
+
+use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable, ThreadFrame};
+use super::sample::{BpfProc, BpfThread, CpuTimes, ProcScan, Sample, SystemInfo};
+
+/// Difference of a cumulative counter. A counter that went backwards was reset
+/// (map entry recreated, PID reused, collector restarted): count from zero.
+pub fn delta(prev: u64, cur: u64) -> u64 {
+    if cur >= prev { cur - prev } else { cur }
+}
+
+fn delta128(prev: u128, cur: u128) -> u128 {
+    if cur >= prev { cur - prev } else { cur }
+}
+
+/// The smallest gap (threads) and ratio that count as an undercount worth a warning.
+const UNDERCOUNT_MIN_GAP: f64 = 1.0;
+const UNDERCOUNT_MIN_RATIO: f64 = 1.5;
+
+/// Ratio of true runnable threads to what the scan saw, when the scan undercounts.
+pub fn undercount(true_avg: f64, scan_running: u32) -> Option<f64> {
+    let scan = f64::from(scan_running);
+    if true_avg - scan < UNDERCOUNT_MIN_GAP {
+        return None;
+    }
+    let ratio = true_avg / scan.max(1.0);
+    (ratio >= UNDERCOUNT_MIN_RATIO).then_some(ratio)
+}
+
+fn cpu_frame(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuFrame {
+    let p = prev.copied().unwrap_or_default();
+    let d = |a: u64, b: u64| delta(a, b) as f64;
+    let total = delta(p.total(), cur.total()).max(1) as f64;
+    let pct = |x: f64| 100.0 * x / total;
+    let idle = pct(d(p.idle, cur.idle));
+    let iowait = pct(d(p.iowait, cur.iowait));
+    CpuFrame {
+        cpu: cur.cpu,
+        util: if prev.is_some() {
+            (100.0 - idle - iowait).clamp(0.0, 100.0)
+        } else {
+            0.0
+        },
+        user: pct(d(p.user, cur.user) + d(p.nice, cur.nice)),
+        system: pct(d(p.system, cur.system)),
+        irq: pct(d(p.irq, cur.irq)),
+        softirq: pct(d(p.softirq, cur.softirq)),
+        iowait,
+        steal: pct(d(p.steal, cur.steal)),
+        idle,
+        ..Default::default()
+    }
+}
+
+/// Per-process cumulative BPF totals: live threads plus what exited threads left behind.
+#[derive(Default, Clone, Copy)]
+struct ProcTotals {
+    oncpu_ns: u64,
+    runq_wait_ns: u64,
+    created: u64,
+    exited: u64,
+    ghosts: u64,
+    ghost_oncpu_ns: u64,
+}
+
+fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> HashMap<u32, ProcTotals> {
+    let mut m: HashMap<u32, ProcTotals> = HashMap::with_capacity(procs.len() + 64);
+    for t in threads {
+        let e = m.entry(t.tgid).or_default();
+        e.oncpu_ns += t.oncpu_ns;
+        e.runq_wait_ns += t.runq_wait_ns;
+    }
+    for p in procs {
+        let e = m.entry(p.tgid).or_default();
+        e.oncpu_ns += p.dead_oncpu_ns;
+        e.runq_wait_ns += p.dead_runq_wait_ns;
+        e.created = p.created;
+        e.exited = p.exited;
+        e.ghosts = p.ghosts;
+        e.ghost_oncpu_ns = p.ghost_oncpu_ns;
+    }
+    m
+}
+
+fn pct_of(ns: u64, interval_ns: u64) -> f64 {
+    100.0 * ns as f64 / interval_ns.max(1) as f64
+}
+
+/// Turn the previous and the current Sample into the Frame for the interval between them.
+/// With no previous sample (the very first tick), rates are zero.
+pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
+    let interval_ns = prev
+        .map_or(0, |p| cur.mono_ns.saturating_sub(p.mono_ns))
+        .max(1);
+    let interval_s = interval_ns as f64 / 1e9;
+    let tck = sys.clk_tck.max(1) as f64;
+
+    // Per-CPU utilisation from /proc/stat.
+    let prev_cpus: HashMap<u32, &CpuTimes> = prev
+        .map(|p| p.stat.cpus.iter().map(|c| (c.cpu, c)).collect())
+        .unwrap_or_default();
+    let mut cpus: Vec<CpuFrame> = cur
+        .stat
+        .cpus
+        .iter()
+        .map(|c| cpu_frame(prev_cpus.get(&c.cpu).copied(), c))
+        .collect();
+
+    // Per-CPU run queues from BPF.
+    let cur_bpf = cur.bpf.as_ref();
+    let prev_bpf = prev.and_then(|p| p.bpf.as_ref());
+    let mut true_avg = None;
+    let mut true_max = None;
+    if let Some(b) = cur_bpf {
+        let prev_bc: HashMap<u32, _> = prev_bpf
+            .map(|p| p.cpus.iter().map(|c| (c.cpu, c)).collect())
+            .unwrap_or_default();
+        let mut sum = 0.0;
+        for bc in &b.cpus {
+            let pc = prev_bc.get(&bc.cpu).copied().copied().unwrap_or_default();
+            let avg = if prev.is_some() {
+                delta128(pc.runq_area_ns, bc.runq_area_ns) as f64 / interval_ns as f64
+            } else {
+                f64::from(bc.runq_now)
+            };
+            sum += avg;
+            let cf = match cpus.iter_mut().find(|c| c.cpu == bc.cpu) {
+                Some(c) => c,
+                None => {
+                    cpus.push(CpuFrame {
+                        cpu: bc.cpu,
+                        ..Default::default()
+                    });
+                    cpus.last_mut().unwrap()
+                }
+            };
+            cf.runq_avg = Some(avg);
+            cf.runq_max = Some(bc.runq_max.max(bc.runq_now));
+            cf.switches = Some(delta(pc.switches, bc.switches));
+            cf.migrations = Some(delta(pc.migrations, bc.migrations));
+        }
+        cpus.sort_by_key(|c| c.cpu);
+        true_avg = Some(sum);
+        true_max = Some(f64::from(b.runq_peak).max(sum.ceil()));
+    }
+
+    // Processes: the scan, joined with BPF per-process totals.
+    let sys_proc_threads = cur_bpf.map(|b| proc_totals(&b.threads, &b.procs));
+    let prev_proc_threads = prev_bpf.map(|b| proc_totals(&b.threads, &b.procs));
+    let prev_scan: HashMap<u32, &ProcScan> = prev
+        .map(|p| p.procs.iter().map(|p| (p.pid, p)).collect())
+        .unwrap_or_default();
+    let bpf_tot = |pid: u32| -> Option<(ProcTotals, ProcTotals)> {
+        let cur = sys_proc_threads.as_ref()?;
+        let c = cur.get(&pid).copied().unwrap_or_default();
+        let p = prev_proc_threads
+            .as_ref()
+            .and_then(|m| m.get(&pid).copied())
+            .unwrap_or_default();
+        Some((p, c))
+    };
+    let page_kb = sys.page_size.max(1) / 1024;
+    let mut procs = Vec::with_capacity(cur.procs.len() + 8);
+    let mut scan_running = 0u32;
+    let mut seen: HashSet<u32> = HashSet::with_capacity(cur.procs.len());
+    for p in &cur.procs {
+        seen.insert(p.pid);
+        let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
+        scan_running += running;
+        let prevp = prev_scan.get(&p.pid).filter(|q| q.starttime == p.starttime);
+        let cpu_pct_scan = prevp.map_or(0.0, |q| {
+            let ticks = delta(q.utime + q.stime, p.utime + p.stime) as f64;
+            100.0 * ticks / tck / interval_s
+        });
+        let mut row = ProcFrame {
+            pid: p.pid,
+            comm: p.comm.clone(),
+            cmdline: p.cmdline.clone(),
+            state: p.state,
+            gone: false,
+            threads_seen: p.tasks.len() as u32,
+            running_seen: running,
+            cpu_pct_scan,
+            rss_kb: p.rss_pages * page_kb,
+            ..Default::default()
+        };
+        if let Some((pt, ct)) = bpf_tot(p.pid) {
+            fill_bpf(&mut row, &pt, &ct, interval_ns, prev.is_some());
+        }
+        procs.push(row);
+    }
+    // Processes that lived during the interval but were gone at the scan.
+    if let Some(b) = cur_bpf {
+        for bp in &b.procs {
+            if seen.contains(&bp.tgid) {
+                continue;
+            }
+            let Some((pt, ct)) = bpf_tot(bp.tgid) else {
+                continue;
+            };
+            let was_scanned = prev_scan.get(&bp.tgid);
+            let active = delta(pt.created, ct.created) + delta(pt.exited, ct.exited) > 0;
+            if !active && was_scanned.is_none() {
+                continue;
+            }
+            let comm = if !bp.comm.is_empty() {
+                bp.comm.clone()
+            } else {
+                was_scanned.map(|q| q.comm.clone()).unwrap_or_default()
+            };
+            let mut row = ProcFrame {
+                pid: bp.tgid,
+                comm,
+                cmdline: was_scanned.map(|q| q.cmdline.clone()).unwrap_or_default(),
+                state: 'X',
+                gone: true,
+                ..Default::default()
+            };
+            fill_bpf(&mut row, &pt, &ct, interval_ns, prev.is_some());
+            procs.push(row);
+        }
+    }
+
+    // Threads.
+    let threads = thread_frames(cur, prev, interval_ns, interval_s, tck);
+
+    let runnable = Runnable {
+        true_avg,
+        true_max,
+        scan_running,
+        procs_running: cur.stat.procs_running,
+        procs_blocked: cur.stat.procs_blocked,
+        loadavg: cur.stat.loadavg,
+        undercount: true_avg.and_then(|t| undercount(t, scan_running)),
+    };
+
+    let (drops, drops_by_map) = match (cur_bpf, prev_bpf) {
+        (Some(c), p) => {
+            let pd = p.map(|p| p.drops.clone()).unwrap_or_default();
+            let d = DropsFrame {
+                threads: delta(pd.threads, c.drops.threads),
+                procs: delta(pd.procs, c.drops.procs),
+                sched_gaps: delta(pd.sched_gaps, c.drops.sched_gaps),
+            };
+            (d.threads + d.procs + d.sched_gaps, d)
+        }
+        _ => (0, DropsFrame::default()),
+    };
+
+    Frame {
+        t: cur.wall_ns as f64 / 1e9,
+        interval_s: if prev.is_some() { interval_s } else { 0.0 },
+        mode: if cur.mode.bpf { "bpf" } else { "procfs" }.to_string(),
+        problems: cur.mode.problems.clone(),
+        host: sys.host.clone(),
+        kernel: sys.kernel.clone(),
+        ncpus: sys.ncpus,
+        uptime_s: cur.stat.uptime_s,
+        seq: cur.seq,
+        runnable,
+        cpus,
+        procs,
+        threads,
+        drops,
+        drops_by_map,
+    }
+}
+
+fn fill_bpf(
+    row: &mut ProcFrame,
+    pt: &ProcTotals,
+    ct: &ProcTotals,
+    interval_ns: u64,
+    has_prev: bool,
+) {
+    let d = |a: u64, b: u64| if has_prev { delta(a, b) } else { 0 };
+    let ghost_ns = d(pt.ghost_oncpu_ns, ct.ghost_oncpu_ns);
+    row.threads_created = Some(d(pt.created, ct.created));
+    row.threads_exited = Some(d(pt.exited, ct.exited));
+    row.ghost_threads = Some(d(pt.ghosts, ct.ghosts));
+    row.ghost_cpu_ms = Some(ghost_ns as f64 / 1e6);
+    let true_pct = pct_of(d(pt.oncpu_ns, ct.oncpu_ns), interval_ns);
+    row.cpu_pct_true = Some(true_pct);
+    row.runq_wait_ms = Some(d(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6);
+    row.scan_miss = (true_pct - row.cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns);
+}
+
+fn thread_frames(
+    cur: &Sample,
+    prev: Option<&Sample>,
+    interval_ns: u64,
+    interval_s: f64,
+    tck: f64,
+) -> Vec<ThreadFrame> {
+    let by_tid = |s: &Sample| -> HashMap<u32, BpfThread> {
+        s.bpf
+            .as_ref()
+            .map(|b| b.threads.iter().map(|t| (t.tid, *t)).collect())
+            .unwrap_or_default()
+    };
+    let cur_bt = by_tid(cur);
+    let prev_bt = prev.map(by_tid).unwrap_or_default();
+    let prev_tasks: HashMap<u32, (u64, u64)> = prev
+        .map(|p| {
+            p.procs
+                .iter()
+                .flat_map(|q| {
+                    q.tasks
+                        .iter()
+                        .map(|t| (t.tid, (t.utime + t.stime, q.starttime)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for p in &cur.procs {
+        for t in &p.tasks {
+            let cpu_pct_scan = match prev_tasks.get(&t.tid) {
+                Some(&(ticks, start)) if start == p.starttime => {
+                    100.0 * delta(ticks, t.utime + t.stime) as f64 / tck / interval_s
+                }
+                _ => 0.0,
+            };
+            let (cpu_pct_true, runq_wait_ms) = match (cur.bpf.as_ref(), cur_bt.get(&t.tid)) {
+                (Some(_), c) => {
+                    let c = c.copied().unwrap_or_default();
+                    let pv = prev_bt.get(&t.tid).copied().unwrap_or_default();
+                    let on = if prev.is_some() {
+                        delta(pv.oncpu_ns, c.oncpu_ns)
+                    } else {
+                        0
+                    };
+                    let w = if prev.is_some() {
+                        delta(pv.runq_wait_ns, c.runq_wait_ns)
+                    } else {
+                        0
+                    };
+                    (Some(pct_of(on, interval_ns)), Some(w as f64 / 1e6))
+                }
+                (None, _) => (None, None),
+            };
+            out.push(ThreadFrame {
+                tid: t.tid,
+                pid: p.pid,
+                comm: t.comm.clone(),
+                state: t.state,
+                cpu_pct_scan,
+                cpu_pct_true,
+                runq_wait_ms,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,123 @@
+//! A Frame is what the screen (and `--json`) shows for one interval: rates, averages,
+//! gaps between the eBPF truth and the /proc scan. Built only by `derive`.
+//!
+//! Field names are a public contract (`ttop --json`): add fields, never rename them.
+//! Counts are per interval; `interval_s` says how long the interval was.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Frame {
+    /// Wall clock at the end of the interval, seconds since the Unix epoch.
+    pub t: f64,
+    /// Measured length of the interval (not the nominal one).
+    pub interval_s: f64,
+    /// "bpf" (eBPF and /proc) or "procfs" (the /proc scan only).
+    pub mode: String,
+    /// What is missing and how to fix it; empty when everything works.
+    pub problems: Vec<String>,
+    pub host: String,
+    pub kernel: String,
+    pub ncpus: u32,
+    pub uptime_s: f64,
+    pub seq: u64,
+    pub runnable: Runnable,
+    pub cpus: Vec<CpuFrame>,
+    pub procs: Vec<ProcFrame>,
+    /// Per-thread rows (not part of the JSON output).
+    #[serde(skip)]
+    pub threads: Vec<ThreadFrame>,
+    /// Events lost this interval because a BPF map was full (all maps), plus
+    /// scheduler events the kernel never delivered (`drops_by_map.sched_gaps`).
+    pub drops: u64,
+    /// Events lost this interval, by map.
+    pub drops_by_map: DropsFrame,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Runnable {
+    /// Time-weighted average of runnable threads (running + waiting in run queues),
+    /// summed over CPUs; null without eBPF.
+    pub true_avg: Option<f64>,
+    /// Largest number of runnable threads seen at once during the interval.
+    pub true_max: Option<f64>,
+    /// Threads in state R found by a top-style /proc scan.
+    pub scan_running: u32,
+    /// /proc/stat procs_running at the end of the interval (an instant, not an average).
+    pub procs_running: u32,
+    pub procs_blocked: u32,
+    pub loadavg: [f32; 3],
+    /// true_avg / scan_running when the scan sees markedly fewer runnable threads
+    /// than there really were (ratio >= 1.5 and a gap of at least one thread).
+    pub undercount: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CpuFrame {
+    pub cpu: u32,
+    /// Busy share of the interval, percent (100 - idle - iowait).
+    pub util: f64,
+    pub user: f64,
+    pub system: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+    /// Time-weighted average run-queue length (running + waiting); null without eBPF.
+    pub runq_avg: Option<f64>,
+    pub runq_max: Option<u32>,
+    /// Context switches on this CPU during the interval.
+    pub switches: Option<u64>,
+    /// Tasks migrated to this CPU during the interval.
+    pub migrations: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProcFrame {
+    pub pid: u32,
+    pub comm: String,
+    pub cmdline: String,
+    /// Scan state of the process ('R', 'S', 'D', ...); 'X' when it was gone at the scan.
+    pub state: char,
+    /// The process existed during the interval but was gone when /proc was scanned.
+    pub gone: bool,
+    /// Threads the /proc scan found.
+    pub threads_seen: u32,
+    /// Of those, threads in state R.
+    pub running_seen: u32,
+    /// Threads created / exited during the interval (eBPF).
+    pub threads_created: Option<u64>,
+    pub threads_exited: Option<u64>,
+    /// Threads born and dead between two /proc scans: no scan ever saw them.
+    pub ghost_threads: Option<u64>,
+    /// CPU time (ms) those ghost threads used, which a thread scan attributes to nobody.
+    pub ghost_cpu_ms: Option<f64>,
+    /// CPU% from utime+stime deltas in /proc/PID/stat (top's view; 100 = one CPU).
+    pub cpu_pct_scan: f64,
+    /// CPU% from on-CPU time measured at context switches, exited threads included.
+    pub cpu_pct_true: Option<f64>,
+    /// Time this process's threads spent runnable but waiting for a CPU, ms.
+    pub runq_wait_ms: Option<f64>,
+    pub rss_kb: u64,
+    /// How much the scan misses: max(0, cpu_pct_true - cpu_pct_scan) plus ghost CPU%.
+    pub scan_miss: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ThreadFrame {
+    pub tid: u32,
+    pub pid: u32,
+    pub comm: String,
+    pub state: char,
+    pub cpu_pct_scan: f64,
+    pub cpu_pct_true: Option<f64>,
+    pub runq_wait_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DropsFrame {
+    pub threads: u64,
+    pub procs: u64,
+    pub sched_gaps: u64,
+}

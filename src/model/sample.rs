@@ -1,0 +1,180 @@
+//! A Sample is what one tick collected: raw, cumulative counters exactly as read from
+//! /proc and from the BPF maps. Rates are never computed here (see `derive`).
+//! Samples are what a recording stores, so every field is serde-serialisable.
+
+use serde::{Deserialize, Serialize};
+
+/// Facts about the machine that do not change during a session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemInfo {
+    pub host: String,
+    pub kernel: String,
+    pub ncpus: u32,
+    /// USER_HZ: the unit of /proc tick counters.
+    pub clk_tck: u64,
+    pub page_size: u64,
+    /// Seconds since boot when the session started.
+    pub boot_time_s: u64,
+}
+
+/// How the sample was collected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Mode {
+    /// True when the eBPF collector is running.
+    pub bpf: bool,
+    /// Why eBPF is off or partly off, and what to do about it (shown as a banner).
+    pub problems: Vec<String>,
+}
+
+/// One `cpuN` line of /proc/stat, in clock ticks (cumulative).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub cpu: u32,
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+/// System-wide counters from /proc/stat and /proc/loadavg.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcStat {
+    pub cpus: Vec<CpuTimes>,
+    /// Cumulative context switches (`ctxt`).
+    pub ctxt: u64,
+    /// Cumulative forks (`processes`).
+    pub forks: u64,
+    /// Instantaneous runnable count (`procs_running`): the kernel's own sum of nr_running.
+    pub procs_running: u32,
+    pub procs_blocked: u32,
+    pub loadavg: [f32; 3],
+    pub uptime_s: f64,
+}
+
+/// One thread as the /proc scan saw it (/proc/PID/task/TID/stat).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskScan {
+    pub tid: u32,
+    pub comm: String,
+    pub state: char,
+    /// Cumulative user and system time in clock ticks.
+    pub utime: u64,
+    pub stime: u64,
+}
+
+/// One process as the /proc scan saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcScan {
+    pub pid: u32,
+    pub ppid: u32,
+    pub comm: String,
+    /// Read once per new process; empty for kernel threads.
+    pub cmdline: String,
+    pub state: char,
+    /// num_threads from /proc/PID/stat.
+    pub num_threads: u32,
+    /// Cumulative utime+stime of the whole thread group (includes exited threads).
+    pub utime: u64,
+    pub stime: u64,
+    pub rss_pages: u64,
+    /// Start time in clock ticks after boot: tells a reused PID from the old one.
+    pub starttime: u64,
+    /// The threads the scan found (empty when the task directory vanished mid-scan).
+    pub tasks: Vec<TaskScan>,
+}
+
+/// Per-CPU scheduler counters from BPF (cumulative, except runq_max).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BpfCpu {
+    pub cpu: u32,
+    pub switches: u64,
+    pub migrations: u64,
+    pub wakeups: u64,
+    /// Integral of rq->nr_running over time (task*ns), extrapolated to the sample time.
+    pub runq_area_ns: u128,
+    /// Largest rq->nr_running seen since the previous sample (interval-scoped).
+    pub runq_max: u32,
+    /// rq->nr_running at the last scheduler event on this CPU.
+    pub runq_now: u32,
+}
+
+/// Per-thread BPF counters (cumulative since ttop first saw the thread).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BpfThread {
+    pub tid: u32,
+    pub tgid: u32,
+    pub oncpu_ns: u64,
+    pub runq_wait_ns: u64,
+    pub switches: u64,
+}
+
+/// Per-process BPF counters (cumulative) for what outlives threads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BpfProc {
+    pub tgid: u32,
+    pub created: u64,
+    pub exited: u64,
+    pub ghosts: u64,
+    pub dead_oncpu_ns: u64,
+    pub dead_runq_wait_ns: u64,
+    pub ghost_oncpu_ns: u64,
+    /// The group leader's comm when it exited (empty while it lives).
+    pub comm: String,
+}
+
+/// Events lost because a map was full, by map (cumulative).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Drops {
+    /// Thread table full: a thread went unaccounted.
+    pub threads: u64,
+    /// Process table full.
+    pub procs: u64,
+    /// sched_switch events the kernel did not deliver (the next switch on that CPU
+    /// named a different previous task). On-CPU time stays exact (it comes from the
+    /// kernel's own runtime counter); run-queue wait and switch counts lose that event.
+    #[serde(default)]
+    pub sched_gaps: u64,
+}
+
+/// Everything the eBPF side collected in one tick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BpfSample {
+    pub cpus: Vec<BpfCpu>,
+    pub threads: Vec<BpfThread>,
+    pub procs: Vec<BpfProc>,
+    pub drops: Drops,
+    /// Largest system-wide runnable count seen since the previous sample.
+    pub runq_peak: u32,
+}
+
+/// What one tick collected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Sequence number within the session, from 0.
+    pub seq: u64,
+    /// Wall clock (Unix epoch, ns) at collection.
+    pub wall_ns: u64,
+    /// CLOCK_MONOTONIC (ns) at collection; the same clock as bpf_ktime_get_ns().
+    pub mono_ns: u64,
+    pub mode: Mode,
+    pub stat: ProcStat,
+    pub procs: Vec<ProcScan>,
+    pub bpf: Option<BpfSample>,
+}
