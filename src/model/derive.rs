@@ -262,6 +262,8 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         uptime_s: cur.stat.uptime_s,
         seq: cur.seq,
         runnable,
+        ctxt: prev.map_or(0, |p| delta(p.stat.ctxt, cur.stat.ctxt)),
+        forks: prev.map_or(0, |p| delta(p.stat.forks, cur.stat.forks)),
         cpus,
         procs,
         threads,

@@ -22,6 +22,10 @@ pub struct Frame {
     pub uptime_s: f64,
     pub seq: u64,
     pub runnable: Runnable,
+    /// Context switches and forks in the interval, per /proc/stat (the kernel's own
+    /// counters, read at the same instant as the BPF maps).
+    pub ctxt: u64,
+    pub forks: u64,
     pub cpus: Vec<CpuFrame>,
     pub procs: Vec<ProcFrame>,
     /// Per-thread rows (not part of the JSON output).

@@ -1,0 +1,158 @@
+//! Shared by the integration tests: root/eBPF gating, building the C helper workloads,
+//! running the ttop binary, and one lock so kernel-facing tests never overlap.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+static KERNEL: Mutex<()> = Mutex::new(());
+
+/// Serialise tests that load eBPF or measure the machine (one test binary at a time runs
+/// anyway; this covers the tests inside one binary).
+pub fn kernel_lock() -> MutexGuard<'static, ()> {
+    KERNEL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn is_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// True when the test may use eBPF. Without root it prints why it skips; under CI=true
+/// (which runs as root) a missing capability is a failure, never a skip.
+pub fn require_root(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        return true;
+    }
+    if is_ci() {
+        panic!("{test}: CI=true but not running as root: kernel tests must run, not skip");
+    }
+    eprintln!("SKIPPED {test}: needs root for eBPF (run `sudo -E cargo test --release`)");
+    false
+}
+
+pub fn ttop_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ttop"))
+}
+
+/// Compile tests/workloads/NAME.c (once per test run) and return the binary's path.
+pub fn workload(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads").join(format!("{name}.c"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workloads");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(name);
+    let fresh = match (std::fs::metadata(&bin), std::fs::metadata(&src)) {
+        (Ok(b), Ok(s)) => b.modified().unwrap() >= s.modified().unwrap(),
+        _ => false,
+    };
+    if !fresh {
+        let out = Command::new("cc")
+            .args(["-O2", "-g", "-pthread", "-Wall", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .output()
+            .expect("run cc (apt-get install gcc)");
+        assert!(out.status.success(), "cc {}: {}", src.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    bin
+}
+
+/// Start a workload; its stdout is piped so the test can read what it counted.
+pub fn spawn_workload(name: &str, args: &[&str]) -> Child {
+    Command::new(workload(name))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn workload")
+}
+
+/// Read `key=value` pairs that a workload printed on stdout.
+pub fn parse_kv(text: &str) -> std::collections::HashMap<String, String> {
+    text.split_whitespace()
+        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect()
+}
+
+/// Run `ttop ARGS` to completion and parse every stdout line as JSON.
+pub fn ttop_json(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = Command::new(ttop_bin()).args(args).output().expect("run ttop");
+    assert!(
+        out.status.success(),
+        "ttop {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+/// A ttop running in the background whose stdout is drained on a thread (a JSON frame can
+/// be larger than a pipe buffer, so an unread pipe would stall it).
+pub struct Bg {
+    pub child: Child,
+    out: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Bg {
+    /// Wait for it to exit (killing it after `limit`) and return all it printed.
+    pub fn finish(mut self, limit: Duration) -> String {
+        assert!(wait_timeout(&mut self.child, limit), "ttop did not finish within {limit:?}");
+        self.out.take().unwrap().join().unwrap()
+    }
+
+    /// finish(), each line parsed as JSON.
+    pub fn frames(self, limit: Duration) -> Vec<serde_json::Value> {
+        self.finish(limit)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+            .collect()
+    }
+}
+
+/// Start `ttop ARGS` in the background.
+pub fn ttop_spawn(args: &[&str]) -> Bg {
+    let mut child = Command::new(ttop_bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn ttop");
+    let mut stdout = child.stdout.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    Bg { child, out: Some(out) }
+}
+
+/// Wait for a child with a deadline; kill it if it overstays.
+pub fn wait_timeout(child: &mut Child, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if let Ok(Some(_)) = child.try_wait() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    false
+}
+
+/// Assert |got - want| <= tol * want, with a message that shows both.
+pub fn assert_within(what: &str, got: f64, want: f64, tol: f64) {
+    let err = (got - want).abs();
+    assert!(
+        err <= tol * want.abs().max(1e-9),
+        "{what}: got {got:.3}, expected {want:.3} within {:.0}% (off by {:.1}%)",
+        tol * 100.0,
+        100.0 * err / want.abs().max(1e-9)
+    );
+}
