@@ -1,3 +1,11 @@
-//! The UI thread's state: what is shown, how it is sorted, where the cursor is.
+//! The UI thread's state and input: what is shown, how it is sorted, where the cursor
+//! is. Keys map to one `Action` through the keymap table, which also generates the help
+//! screen and the footer, so they never drift.
 
+pub mod keymap;
 pub mod run;
+pub mod sort;
+pub mod state;
+
+pub use keymap::Action;
+pub use state::{App, View};

@@ -1,6 +1,101 @@
-use crate::cli::Cli;
-use crate::collect::Config;
+//! The live dashboard's event loop: samples arrive from the collector thread over a
+//! bounded channel, keys arrive from the terminal, and the screen is redrawn when either
+//! changed something. The terminal is restored on q, Ctrl-C, SIGTERM, SIGHUP and panic.
 
-pub fn live(_cli: &Cli, _cfg: &Config) -> anyhow::Result<()> {
-    anyhow::bail!("not yet")
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{TryRecvError, sync_channel};
+use std::time::Duration;
+
+use crossterm::event::{self, Event, KeyEventKind};
+
+use super::App;
+use super::keymap::action_for;
+use crate::cli::Cli;
+use crate::collect::{Collector, Config, collector};
+use crate::model::{Sample, derive};
+
+/// Puts the terminal back however we leave (return, error, or unwinding panic).
+/// ratatui::init() also installs a panic hook that restores before the message prints.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Register SIGINT/SIGTERM/SIGHUP to set `flag` (an SSH drop sends SIGHUP).
+pub fn quit_on_signals(flag: &Arc<AtomicBool>) -> anyhow::Result<()> {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, flag.clone())?;
+    }
+    Ok(())
+}
+
+pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
+    let sys = collector::system_info();
+    let collector = Collector::new(cfg);
+    let stop = Arc::new(AtomicBool::new(false));
+    quit_on_signals(&stop)?;
+    let (tx, rx) = sync_channel::<Sample>(2);
+    let handle = collector::spawn(collector, cli.delay, cli.rt, tx, stop.clone());
+
+    let mut app = App::new();
+    app.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let result = {
+        let mut term = ratatui::try_init()?;
+        let _restore = Restore;
+        let mut prev: Option<Sample> = None;
+        let mut dirty = true;
+        loop {
+            if stop.load(Ordering::Relaxed) || app.quit {
+                break Ok(());
+            }
+            loop {
+                match rx.try_recv() {
+                    Ok(s) => {
+                        app.push_frame(derive(&sys, prev.as_ref(), &s));
+                        prev = Some(s);
+                        dirty = true;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+            if dirty {
+                // A dead terminal (SSH gone) makes drawing fail: leave quietly.
+                if let Err(e) = term.draw(|f| crate::ui::render(f, &app)) {
+                    break Err(e.into());
+                }
+                dirty = false;
+            }
+            match event::poll(Duration::from_millis(50)) {
+                Ok(true) => match event::read() {
+                    Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                        if let Some(a) = action_for(&k, app.view) {
+                            app.handle(a);
+                            dirty = true;
+                        }
+                    }
+                    Ok(Event::Resize(..)) => dirty = true,
+                    Ok(_) => {}
+                    Err(e) => break Err(e.into()),
+                },
+                Ok(false) => {}
+                Err(e) => break Err(e.into()),
+            }
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    drop(rx);
+    let _ = handle.join();
+    result
 }

@@ -1,7 +1,12 @@
 //! Data model: raw Samples (what a tick collected) and Frames (what the screen shows).
 
+pub mod contention;
+pub mod contention_frame;
 pub mod derive;
+pub mod fixtures;
 pub mod frame;
+pub mod irq;
+pub mod latency;
 pub mod sample;
 
 pub use derive::derive;

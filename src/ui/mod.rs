@@ -1,1 +1,82 @@
+//! Rendering: pure functions of (&App, &Frame) into ratatui widgets. No I/O, no BPF,
+//! no /proc. Panels drop in a fixed order as the terminal shrinks (see `layout`).
 
+pub mod cores;
+pub mod fmt;
+pub mod footer;
+pub mod header;
+pub mod help;
+pub mod procs;
+pub mod runnable;
+pub mod theme;
+
+use ratatui::Frame as TermFrame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::Paragraph;
+
+use crate::app::{App, View};
+use theme::Theme;
+
+/// Draw the whole screen.
+pub fn render(f: &mut TermFrame, app: &App) {
+    let area = f.area();
+    let th = Theme::new(app.color);
+    let Some(frame) = app.frame.as_ref() else {
+        f.render_widget(
+            Paragraph::new("ttop: collecting the first sample…").style(th.dim),
+            area,
+        );
+        return;
+    };
+    let banner = header::banner_lines(frame, area.width);
+    let [top, ban, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(banner.min(area.height.saturating_sub(4) / 2)),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    header::render(f, top, app, frame, &th);
+    header::render_banner(f, ban, frame, &th);
+    match app.view {
+        View::Main => render_main(f, body, app, frame, &th),
+    }
+    footer::render(f, foot, app, &th);
+    if app.show_help {
+        help::render(f, area, app, &th);
+    }
+}
+
+/// The overview: runnable panel, per-core panel, process table. When rows run short the
+/// per-core panel shrinks first, then the runnable history graph; the process table
+/// keeps at least a header and a few rows.
+fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::Frame, th: &Theme) {
+    let (run_h, core_h) = main_heights(area.height, frame.cpus.len() as u16);
+    let [run, cores, table] = Layout::vertical([
+        Constraint::Length(run_h),
+        Constraint::Length(core_h),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    runnable::render(f, run, app, frame, th);
+    cores::render(f, cores, frame, th);
+    procs::render(f, table, app, frame, th);
+}
+
+/// Heights of the runnable and per-core panels for a body of `h` rows and `ncpus` CPUs.
+pub fn main_heights(h: u16, ncpus: u16) -> (u16, u16) {
+    let table_min = 5u16;
+    let avail = h.saturating_sub(table_min);
+    // Runnable: 4 rows (title + 3 lines), up to 8 with a taller graph.
+    let run = if avail >= 4 {
+        4 + (h.saturating_sub(30) / 4).min(4)
+    } else {
+        avail
+    };
+    let avail = avail.saturating_sub(run);
+    // Per-core: a header row and one per CPU, at most a third of the screen.
+    let want = ncpus + 1;
+    let cap = (h / 3).max(3);
+    let cores = want.min(cap).min(avail);
+    (run, if cores < 2 { 0 } else { cores })
+}

@@ -1,0 +1,232 @@
+//! The keymap: one table from keys to Actions. Key handling, the help screen and the
+//! footer are all generated from it.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::state::View;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    TogglePause,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    SortNext,
+    SortReverse,
+    Help,
+    NextView,
+    PrevView,
+    /// Close the help screen or go back to the previous view.
+    Back,
+}
+
+/// A key as written in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    Ctrl(char),
+    Code(KeyCode),
+}
+
+pub struct Binding {
+    pub keys: &'static [Key],
+    pub action: Action,
+    /// How the key is named in the help screen and footer.
+    pub label: &'static str,
+    pub help: &'static str,
+    /// The word shown in the footer (the most useful keys only have one).
+    pub footer: Option<&'static str>,
+    /// Views where the binding applies (None: everywhere).
+    pub views: Option<&'static [View]>,
+}
+
+use KeyCode as K;
+
+pub const KEYMAP: &[Binding] = &[
+    Binding {
+        keys: &[Key::Char('q'), Key::Ctrl('c')],
+        action: Action::Quit,
+        label: "q",
+        help: "quit (also Ctrl-C)",
+        footer: Some("quit"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Char(' ')],
+        action: Action::TogglePause,
+        label: "space",
+        help: "pause / resume the display (collection goes on)",
+        footer: Some("pause"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::Up), Key::Char('k')],
+        action: Action::Up,
+        label: "↑/k",
+        help: "move the selection up",
+        footer: None,
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::Down), Key::Char('j')],
+        action: Action::Down,
+        label: "↓/j",
+        help: "move the selection down",
+        footer: Some("move"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::PageUp)],
+        action: Action::PageUp,
+        label: "PgUp",
+        help: "one page up",
+        footer: None,
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::PageDown)],
+        action: Action::PageDown,
+        label: "PgDn",
+        help: "one page down",
+        footer: None,
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::Home)],
+        action: Action::Home,
+        label: "Home",
+        help: "first row",
+        footer: None,
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::End)],
+        action: Action::End,
+        label: "End",
+        help: "last row",
+        footer: None,
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Char('s')],
+        action: Action::SortNext,
+        label: "s",
+        help: "sort by the next column",
+        footer: Some("sort"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Char('S')],
+        action: Action::SortReverse,
+        label: "S",
+        help: "reverse the sort order",
+        footer: Some("reverse"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::Tab)],
+        action: Action::NextView,
+        label: "Tab",
+        help: "next view",
+        footer: Some("view"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::BackTab)],
+        action: Action::PrevView,
+        label: "S-Tab",
+        help: "previous view",
+        footer: None,
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Char('?'), Key::Code(K::F(1))],
+        action: Action::Help,
+        label: "?",
+        help: "this help",
+        footer: Some("help"),
+        views: None,
+    },
+    Binding {
+        keys: &[Key::Code(K::Esc)],
+        action: Action::Back,
+        label: "Esc",
+        help: "close help / go back",
+        footer: None,
+        views: None,
+    },
+];
+
+fn matches(k: &Key, ev: &KeyEvent) -> bool {
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    match (*k, ev.code) {
+        (Key::Ctrl(c), KeyCode::Char(e)) => ctrl && e.eq_ignore_ascii_case(&c),
+        (Key::Char(c), KeyCode::Char(e)) => !ctrl && e == c,
+        (Key::Code(c), e) => c == e,
+        _ => false,
+    }
+}
+
+/// The action a key press means in `view`, if any.
+pub fn action_for(ev: &KeyEvent, view: View) -> Option<Action> {
+    KEYMAP
+        .iter()
+        .filter(|b| b.views.is_none_or(|v| v.contains(&view)))
+        .find(|b| b.keys.iter().any(|k| matches(k, ev)))
+        .map(|b| b.action)
+}
+
+/// The bindings that apply in `view` (for the help screen and footer).
+pub fn bindings_for(view: View) -> impl Iterator<Item = &'static Binding> {
+    KEYMAP
+        .iter()
+        .filter(move |b| b.views.is_none_or(|v| v.contains(&view)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(c, m)
+    }
+
+    #[test]
+    fn quit_keys() {
+        assert_eq!(
+            action_for(&key(KeyCode::Char('q'), KeyModifiers::NONE), View::Main),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            action_for(&key(KeyCode::Char('c'), KeyModifiers::CONTROL), View::Main),
+            Some(Action::Quit)
+        );
+        assert_eq!(
+            action_for(&key(KeyCode::Char('c'), KeyModifiers::NONE), View::Main),
+            None
+        );
+    }
+
+    #[test]
+    fn sort_keys_are_case_sensitive() {
+        assert_eq!(
+            action_for(&key(KeyCode::Char('s'), KeyModifiers::NONE), View::Main),
+            Some(Action::SortNext)
+        );
+        assert_eq!(
+            action_for(&key(KeyCode::Char('S'), KeyModifiers::SHIFT), View::Main),
+            Some(Action::SortReverse)
+        );
+    }
+
+    #[test]
+    fn every_binding_has_help_text() {
+        for b in KEYMAP {
+            assert!(!b.help.is_empty() && !b.label.is_empty() && !b.keys.is_empty());
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Per-core panel: utilisation from /proc/stat, run-queue length (eBPF, time-weighted avg
+//! and max), context switches and migrations per second.
+
+use ratatui::Frame as TermFrame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::Span;
+use ratatui::widgets::{Cell, Row, Table};
+
+use super::fmt;
+use super::theme::Theme;
+use crate::model::Frame;
+use crate::model::frame::CpuFrame;
+
+fn bar(util: f64, w: usize) -> String {
+    let full = ((util / 100.0) * w as f64).round().clamp(0.0, w as f64) as usize;
+    format!("{}{}", "█".repeat(full), "·".repeat(w - full))
+}
+
+fn row<'a>(c: &CpuFrame, secs: f64, bar_w: usize, th: &Theme) -> Row<'a> {
+    let rate = |v: Option<u64>| v.map_or("-".to_string(), |v| fmt::num(v as f64 / secs, 6));
+    let util_style = if c.util >= 90.0 { th.warn } else { th.normal };
+    Row::new(vec![
+        Cell::from(format!("{:>3}", c.cpu)),
+        Cell::from(Span::styled(format!("{:>5}", fmt::pct(c.util)), util_style)),
+        Cell::from(Span::styled(bar(c.util, bar_w), th.truth)),
+        Cell::from(format!("{:>4.0}", c.user)),
+        Cell::from(format!("{:>4.0}", c.system)),
+        Cell::from(format!("{:>4.0}", c.irq + c.softirq)),
+        Cell::from(format!("{:>4.0}", c.iowait)),
+        Cell::from(format!("{:>4.0}", c.steal)),
+        Cell::from(format!("{:>6}", fmt::opt(c.runq_avg, 6))),
+        Cell::from(format!(
+            "{:>4}",
+            c.runq_max.map_or("-".into(), |v| v.to_string())
+        )),
+        Cell::from(format!("{:>6}", rate(c.switches))),
+        Cell::from(format!("{:>5}", rate(c.migrations))),
+    ])
+}
+
+pub fn render(f: &mut TermFrame, area: Rect, fr: &Frame, th: &Theme) {
+    if area.height < 2 {
+        return;
+    }
+    let secs = fr.interval_s.max(1e-9);
+    let bar_w = (area.width as usize).saturating_sub(70).clamp(4, 40);
+    let header = Row::new(
+        [
+            "CPU", " UTIL", "", " USR", " SYS", " IRQ", " IOW", " STL", "RQ avg", " max", "  SW/s",
+            "MIG/s",
+        ]
+        .map(Cell::from),
+    )
+    .style(th.title);
+    let room = area.height as usize - 1;
+    let n = fr.cpus.len();
+    let mut rows: Vec<Row> = Vec::with_capacity(room);
+    if n <= room {
+        rows.extend(fr.cpus.iter().map(|c| row(c, secs, bar_w, th)));
+    } else {
+        // Not enough rows: the busiest CPUs, then a line that says how many are hidden.
+        let mut busy: Vec<&CpuFrame> = fr.cpus.iter().collect();
+        busy.sort_by(|a, b| {
+            b.util
+                .partial_cmp(&a.util)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        rows.extend(busy.iter().take(room - 1).map(|c| row(c, secs, bar_w, th)));
+        rows.push(Row::new(vec![Cell::from(Span::styled(
+            format!("… {} more CPUs (busiest shown)", n - (room - 1)),
+            th.dim,
+        ))]));
+    }
+    let widths = [
+        Constraint::Length(3),
+        Constraint::Length(5),
+        Constraint::Length(bar_w as u16),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(4),
+        Constraint::Length(6),
+        Constraint::Length(4),
+        Constraint::Length(6),
+        Constraint::Length(5),
+    ];
+    f.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        area,
+    );
+}

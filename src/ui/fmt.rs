@@ -1,0 +1,104 @@
+//! Number and text formatting for fixed-width columns, and making hostile text inert.
+
+/// comm and cmdline are chosen by whoever started the process: control characters and
+/// escape sequences are shown escaped (`\x1b`, `\n`), never sent to the terminal.
+pub fn inert(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            // Bidi overrides and zero-width characters can hide or reorder text.
+            '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A rate or count in at most `w` characters: 0, 12, 1.5k, 23k, 4.1M.
+pub fn num(v: f64, w: usize) -> String {
+    let s = if !v.is_finite() {
+        "-".to_string()
+    } else if v.abs() < 10.0 && v.fract() != 0.0 {
+        format!("{v:.1}")
+    } else if v.abs() < 10_000.0 {
+        format!("{v:.0}")
+    } else if v.abs() < 1e6 {
+        format!("{:.0}k", v / 1e3)
+    } else if v.abs() < 1e9 {
+        format!("{:.1}M", v / 1e6)
+    } else {
+        format!("{:.1}G", v / 1e9)
+    };
+    if s.len() > w { "+".repeat(w) } else { s }
+}
+
+/// An optional value, "-" when absent (no eBPF).
+pub fn opt(v: Option<f64>, w: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| num(v, w))
+}
+
+/// Percent with one decimal below 100.
+pub fn pct(v: f64) -> String {
+    if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Kilobytes as 512K, 12M, 3.4G.
+pub fn kb(v: u64) -> String {
+    let v = v as f64;
+    if v < 10_000.0 {
+        format!("{v:.0}K")
+    } else if v < 10_000_000.0 {
+        format!("{:.0}M", v / 1024.0)
+    } else {
+        format!("{:.1}G", v / 1024.0 / 1024.0)
+    }
+}
+
+/// Seconds as "3d 4h", "5h 02m", "12m".
+pub fn uptime(s: f64) -> String {
+    let s = s as u64;
+    let (d, h, m) = (s / 86400, s / 3600 % 24, s / 60 % 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m:02}m")
+    } else {
+        format!("{m}m")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_control_sequences() {
+        assert_eq!(inert("a\x1b[31mred\x07"), "a\\x1b[31mred\\x07");
+        assert_eq!(inert("x\ny"), "x\\ny");
+        assert_eq!(inert("\u{202e}evil"), "\\u{202e}evil");
+        assert_eq!(inert("名前"), "名前");
+    }
+
+    #[test]
+    fn numbers_fit() {
+        assert_eq!(num(0.0, 5), "0");
+        assert_eq!(num(2.5, 5), "2.5");
+        assert_eq!(num(1234.0, 5), "1234");
+        assert_eq!(num(12345.0, 5), "12k");
+        assert_eq!(num(4_100_000.0, 5), "4.1M");
+        assert_eq!(kb(2048), "2048K");
+        assert_eq!(kb(204800), "200M");
+        assert_eq!(uptime(90061.0), "1d 1h");
+    }
+}

@@ -1,0 +1,19 @@
+//! Footer: the most useful keys for the current view, from the keymap table.
+
+use ratatui::Frame as TermFrame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::keymap::bindings_for;
+
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
+    let mut spans = vec![Span::styled(format!(" {} ", app.view.title()), th.header)];
+    for (b, word) in bindings_for(app.view).filter_map(|b| b.footer.map(|w| (b, w))) {
+        spans.push(Span::styled(format!(" {}", b.label), th.title));
+        spans.push(Span::raw(format!(" {word}")));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,63 @@
+//! The header line (host, kernel, CPUs, uptime, mode, interval, drops) and the banner
+//! that says what is missing and how to fix it.
+
+use ratatui::Frame as TermFrame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::fmt;
+use super::theme::Theme;
+use crate::app::App;
+use crate::model::Frame;
+
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+    let mode = if fr.mode == "bpf" {
+        "eBPF"
+    } else {
+        "procfs-only"
+    };
+    let mut spans = vec![
+        Span::styled(" ttop ", th.header),
+        Span::raw(format!(
+            " {}  {}  {} CPUs  up {}  {} {}  {:.1}s ",
+            fmt::inert(&fr.host),
+            fmt::inert(&fr.kernel),
+            fr.ncpus,
+            fmt::uptime(fr.uptime_s),
+            app.source,
+            mode,
+            fr.interval_s,
+        )),
+    ];
+    if fr.mode == "bpf" {
+        let d = &fr.drops_by_map;
+        let lost = d.threads + d.procs;
+        spans.push(Span::styled(
+            format!(" drops {lost} "),
+            if lost > 0 { th.alert } else { th.dim },
+        ));
+        if d.sched_gaps > 0 {
+            spans.push(Span::styled(format!(" gaps {} ", d.sched_gaps), th.dim));
+        }
+    }
+    if app.paused {
+        spans.push(Span::styled(" PAUSED ", th.alert));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Rows the banner needs (one per problem).
+pub fn banner_lines(fr: &Frame, _width: u16) -> u16 {
+    fr.problems.len().min(3) as u16
+}
+
+pub fn render_banner(f: &mut TermFrame, area: Rect, fr: &Frame, th: &Theme) {
+    let lines: Vec<Line> = fr
+        .problems
+        .iter()
+        .take(area.height as usize)
+        .map(|p| Line::from(Span::styled(format!(" ! {}", fmt::inert(p)), th.warn)))
+        .collect();
+    f.render_widget(Paragraph::new(lines), area);
+}

@@ -1,0 +1,119 @@
+//! Runnable panel: true runnable threads (eBPF, time-weighted) versus what the /proc scan
+//! counts as running, the kernel's instantaneous procs_running, and the history of both.
+
+use ratatui::Frame as TermFrame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
+
+use super::theme::Theme;
+use crate::app::App;
+use crate::model::Frame;
+
+/// The sentence shown when the scan undercounts.
+pub fn undercount_text(true_avg: f64, scan: u32, ratio: f64) -> String {
+    format!("scan sees {scan} running, truth {true_avg:.1}: undercount {ratio:.1}x")
+}
+
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+    if area.height == 0 {
+        return;
+    }
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(" Runnable threads ", th.title));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let r = &fr.runnable;
+    let mut lines = Vec::new();
+    match (r.true_avg, r.true_max) {
+        (Some(avg), Some(max)) => lines.push(Line::from(vec![
+            Span::styled("true ", th.truth),
+            Span::raw(format!(" avg {avg:>5.1}  max {max:>3.0}")),
+            Span::styled("  eBPF, time-weighted", th.dim),
+        ])),
+        _ => lines.push(Line::from(Span::styled(
+            "true  needs eBPF (see the banner)",
+            th.dim,
+        ))),
+    }
+    lines.push(Line::from(vec![
+        Span::styled("scan ", th.scan),
+        Span::raw(format!(
+            " R {:<4} procs_running {:<3} blocked {:<3} load {:.2} {:.2} {:.2}",
+            r.scan_running,
+            r.procs_running,
+            r.procs_blocked,
+            r.loadavg[0],
+            r.loadavg[1],
+            r.loadavg[2]
+        )),
+    ]));
+    match (r.undercount, r.true_avg) {
+        (Some(ratio), Some(avg)) => lines.push(Line::from(Span::styled(
+            format!("▲ {}", undercount_text(avg, r.scan_running, ratio)),
+            th.alert,
+        ))),
+        (None, Some(_)) => lines.push(Line::from(Span::styled(
+            "scan and truth agree this interval",
+            th.dim,
+        ))),
+        _ => {}
+    }
+    let show_chart = inner.width >= 100 && !app.history.is_empty();
+    let [text, chart] = if show_chart {
+        Layout::horizontal([Constraint::Length(70), Constraint::Min(0)]).areas(inner)
+    } else {
+        [inner, Rect::default()]
+    };
+    f.render_widget(Paragraph::new(lines), text);
+    if show_chart {
+        render_history(f, chart, app, th);
+    }
+}
+
+fn render_history(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
+    // As many points as the chart has braille columns (2 per cell).
+    let n = (area.width as usize * 2).min(app.history.len());
+    let pts: Vec<_> = app.history.iter().skip(app.history.len() - n).collect();
+    let truth: Vec<(f64, f64)> = pts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.true_avg.map(|v| (i as f64, v)))
+        .collect();
+    let scan: Vec<(f64, f64)> = pts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i as f64, p.scan_running))
+        .collect();
+    let ymax = truth
+        .iter()
+        .chain(scan.iter())
+        .map(|p| p.1)
+        .fold(1.0f64, f64::max)
+        * 1.1;
+    let data = vec![
+        Dataset::default()
+            .name("true")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(th.truth)
+            .data(&truth),
+        Dataset::default()
+            .name("scan")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(th.scan)
+            .data(&scan),
+    ];
+    let chart = Chart::new(data)
+        .x_axis(Axis::default().bounds([0.0, (n.max(2) - 1) as f64]))
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, ymax])
+                .labels([Span::raw("0"), Span::raw(format!("{:.0}", ymax))]),
+        )
+        .hidden_legend_constraints((Constraint::Ratio(1, 1), Constraint::Ratio(1, 1)));
+    f.render_widget(chart, area);
+}

@@ -1,0 +1,138 @@
+//! Screens as insta snapshots of a fixed-size TestBackend, fed from fixture Samples
+//! (src/model/fixtures.rs). Stored in the top-level snapshots/ folder.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+use ttop::app::{Action, App};
+use ttop::model::{derive, fixtures};
+
+/// Render `app` at w x h and return the screen as text, one line per row.
+pub fn screen(app: &App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| ttop::ui::render(f, app)).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        for x in 0..w {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    (out, buf)
+}
+
+/// An App that has seen `n` intervals of the incident fixture.
+fn incident_app(bpf: bool, n: u64) -> App {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    let mut prev = fixtures::incident(0, bpf);
+    for i in 1..=n {
+        let cur = fixtures::incident(i, bpf);
+        app.push_frame(derive(&sys, Some(&prev), &cur));
+        prev = cur;
+    }
+    app
+}
+
+macro_rules! snap {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!($name, $text);
+        })
+    };
+}
+
+#[test]
+fn overview_80x24_undercount() {
+    let app = incident_app(true, 30);
+    let (text, buf) = screen(&app, 80, 24);
+    assert!(
+        text.contains("undercount"),
+        "the undercount line is on screen:\n{text}"
+    );
+    // The undercount line is highlighted (alert style), not plain text.
+    let y = text.lines().position(|l| l.contains("undercount")).unwrap() as u16;
+    let x = text
+        .lines()
+        .nth(y as usize)
+        .unwrap()
+        .find("undercount")
+        .unwrap() as u16;
+    assert_eq!(buf[(x, y)].bg, Color::Red);
+    snap!("overview_80x24", text);
+}
+
+#[test]
+fn overview_160x50() {
+    let app = incident_app(true, 60);
+    let (text, _) = screen(&app, 160, 50);
+    snap!("overview_160x50", text);
+}
+
+#[test]
+fn procfs_only_banner_80x24() {
+    let app = incident_app(false, 5);
+    let (text, _) = screen(&app, 80, 24);
+    assert!(
+        text.contains("eBPF off"),
+        "banner says what failed:\n{text}"
+    );
+    assert!(text.contains("procfs-only"));
+    snap!("procfs_only_80x24", text);
+}
+
+#[test]
+fn procfs_only_banner_160x50() {
+    let app = incident_app(false, 5);
+    let (text, _) = screen(&app, 160, 50);
+    snap!("procfs_only_160x50", text);
+}
+
+#[test]
+fn help_screen_80x24() {
+    let mut app = incident_app(true, 3);
+    app.handle(Action::Help);
+    let (text, _) = screen(&app, 80, 24);
+    for b in ttop::app::keymap::KEYMAP {
+        assert!(text.contains(b.help), "help lists '{}'", b.help);
+    }
+    snap!("help_80x24", text);
+}
+
+#[test]
+fn hostile_names_are_inert() {
+    let app = incident_app(true, 3);
+    let (text, buf) = screen(&app, 160, 50);
+    assert!(
+        text.contains("\\x1b[2Jevil\\x07"),
+        "escaped comm shown:\n{text}"
+    );
+    for cell in buf.content() {
+        assert!(
+            !cell.symbol().chars().any(|c| c.is_control()),
+            "a control character reached the screen"
+        );
+    }
+}
+
+#[test]
+fn sorted_by_scan_and_selection() {
+    let mut app = incident_app(true, 3);
+    app.handle(Action::SortNext); // TRUE% -> SCAN%
+    app.handle(Action::Down);
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("SCAN%▼"));
+    snap!("overview_sorted_scan_80x24", text);
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let app = incident_app(true, 3);
+    for (w, h) in [(1, 1), (10, 3), (40, 12), (79, 23), (300, 100)] {
+        let _ = screen(&app, w, h);
+    }
+}
