@@ -1,8 +1,9 @@
 //! Command line (clap derive). Flag and subcommand names are a public contract.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +33,11 @@ pub struct Cli {
     #[arg(long = "rt", global = true)]
     pub rt: bool,
 
+    /// Also record every Sample to FILE (a new file, mode 0600) while showing the
+    /// dashboard or printing --json; `ttop replay FILE --json` prints the same frames.
+    #[arg(long = "record", value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -40,6 +46,55 @@ pub struct Cli {
 pub enum Command {
     /// Print the libbpf log and what loaded (debugging aid).
     Probe,
+    /// Record Samples to a file without a dashboard (for nohup, tmux, systemd).
+    Record(RecordArgs),
+    /// Replay a recording in the dashboard, or print its frames with --json.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The recording to create (never overwritten; mode 0600: it holds command lines).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Stop after this long: seconds, or with an s/m/h suffix (90, 15m, 2h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Only these processes (-p 1,2 or -p 1 -p 2).
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',')]
+    pub pids: Vec<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A recording made by `ttop record` or `ttop --record`.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Print the recorded frames as JSON Lines (the schema of `ttop --json`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parse a duration: plain seconds or with an s/m/h suffix ("90", "1.5h", "15m").
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 's')) => (&t[..i], 1.0),
+        _ => (t, 1.0),
+    };
+    let secs = num
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .map(|v| v * scale)
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e9)
+        .ok_or_else(|| format!("'{s}' is not a duration (examples: 90, 30s, 15m, 2h)"))?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Parse an interval in seconds: "1", "0.5", "2s", "100ms".
@@ -80,5 +135,16 @@ mod tests {
         assert!(parse_interval("-1").is_err());
         assert!(parse_interval("NaN").is_err());
         assert!(parse_interval("inf").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("15m").unwrap(), Duration::from_secs(900));
+        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
+        for bad in ["", "0", "-5", "x", "5d", "NaNs", "infh", "1ms"] {
+            assert!(parse_duration(bad).is_err(), "{bad} accepted");
+        }
     }
 }

@@ -9,5 +9,6 @@ pub mod app;
 pub mod cli;
 pub mod collect;
 pub mod model;
+pub mod record;
 pub mod ui;
 pub mod util;

@@ -9,6 +9,7 @@ use clap::Parser;
 use ttop::cli::{Cli, Command};
 use ttop::collect::{self, Collector, Config};
 use ttop::model::{Sample, derive};
+use ttop::record::writer::{Writer, header_for};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -18,6 +19,13 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Some(Command::Probe) => probe(&cfg),
+        Some(Command::Record(args)) => ttop::record::headless::record(&cli, args),
+        Some(Command::Replay(args)) if args.json || cli.json => {
+            ttop::record::dump::replay_json(&args.file)
+        }
+        Some(Command::Replay(_)) => Err(anyhow::anyhow!(
+            "the replay dashboard is not available yet; use `ttop replay FILE --json`"
+        )),
         None if cli.json => json(&cli, &cfg),
         None => ttop::app::run::live(&cli, &cfg),
     };
@@ -50,19 +58,25 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
         eprintln!("ttop: {p}");
     }
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, stop.clone())?;
-    }
+    ttop::util::stop_on_signals(&stop)?;
+    // --record: the same Samples also go to a file, so `ttop replay FILE --json`
+    // prints exactly these frames.
+    let mut recording = match &cli.record {
+        Some(path) => Some(Writer::create(
+            path,
+            &header_for(&sys, cli.delay, cfg.pids.clone()),
+        )?),
+        None => None,
+    };
     let (tx, rx) = sync_channel::<Sample>(4);
     let handle = collect::collector::spawn(collector, cli.delay, cli.rt, tx, stop.clone());
     let mut prev: Option<Sample> = None;
     let mut written = 0u64;
     let stdout = std::io::stdout();
     while let Ok(s) = rx.recv() {
+        if let Some(w) = recording.as_mut() {
+            w.append(&s)?;
+        }
         if let Some(p) = prev.as_ref() {
             let f = derive(&sys, Some(p), &s);
             let mut out = stdout.lock();
@@ -82,5 +96,5 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     stop.store(true, Ordering::Relaxed);
     drop(rx);
     let _ = handle.join();
-    Ok(())
+    recording.map_or(Ok(()), Writer::finish)
 }

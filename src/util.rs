@@ -18,3 +18,18 @@ pub fn wall_ns() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
 }
+
+/// Set `flag` on SIGINT, SIGTERM and SIGHUP (an SSH drop sends SIGHUP), so a loop can
+/// finish cleanly (restore the terminal, close a recording) instead of dying mid-write.
+pub fn stop_on_signals(
+    flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::io::Result<()> {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, flag.clone())?;
+    }
+    Ok(())
+}
