@@ -242,6 +242,7 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
             procs: bprocs,
             drops: Drops::default(),
             runq_peak: 52,
+            ..Default::default()
         }
     });
     let mode = if bpf.is_some() {
@@ -271,6 +272,7 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         },
         procs,
         bpf,
+        ..Default::default()
     }
 }
 
