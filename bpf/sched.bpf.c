@@ -39,6 +39,24 @@ struct {
 	__type(value, struct proc_stats);
 } procs SEC(".maps");
 
+/* Scheduling latency (runnable -> on CPU): per CPU, and per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TTOP_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct lat_stats);
+} lat_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_LAT_THREADS);
+	__type(key, __u32);
+	__type(value, struct lat_stats);
+} lat_threads SEC(".maps");
+
+/* Too large for the BPF stack: the initial value of a new lat_threads entry. */
+const struct lat_stats lat_zero = {};
+
 /* Written by user space. */
 volatile __u64 scan_gen = 1;   /* bumped just before each /proc scan */
 volatile __u64 tick_gen = 1;   /* bumped after each read of cpu_stats */
@@ -139,13 +157,81 @@ static __always_inline struct proc_stats *proc_get(__u32 tgid)
 	return p;
 }
 
+/* How many times the task has been switched in, per the kernel (CONFIG_SCHED_INFO);
+ * 0 without it, which disables the consistency check in sched_switch. */
+static __always_inline __u32 task_pcount(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->sched_info))
+		return BPF_CORE_READ(p, sched_info.pcount);
+	return 0;
+}
+
+/* Histogram slot of a latency (see TTOP_LAT_SLOTS in ttop.h): branchy log2, no loop. */
+static __always_inline __u32 lat_slot(__u64 v)
+{
+	__u64 x = v;
+	__u32 e = 0, slot;
+
+	if (v < (1ULL << TTOP_LAT_MIN_SHIFT))
+		return 0;
+	if (x >> 32) { x >>= 32; e += 32; }
+	if (x >> 16) { x >>= 16; e += 16; }
+	if (x >> 8) { x >>= 8; e += 8; }
+	if (x >> 4) { x >>= 4; e += 4; }
+	if (x >> 2) { x >>= 2; e += 2; }
+	if (x >> 1) { e += 1; }
+	slot = 1 + ((e - TTOP_LAT_MIN_SHIFT) << TTOP_LAT_SUB_BITS) +
+	       ((v >> (e - TTOP_LAT_SUB_BITS)) & ((1 << TTOP_LAT_SUB_BITS) - 1));
+	return slot < TTOP_LAT_SLOTS ? slot : TTOP_LAT_SLOTS - 1;
+}
+
+/* Single writer per entry: a CPU's own slot, or the thread switching in. */
+static __always_inline void lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
+{
+	s->count++;
+	s->sum_ns += lat;
+	if (s->max_gen != tick_gen || lat > s->max_ns) {
+		s->max_gen = tick_gen;
+		s->max_ns = lat;
+		s->max_ts = now;
+	}
+	barrier_var(slot); /* keep the bounds check the verifier needs */
+	if (slot < TTOP_LAT_SLOTS)
+		s->slots[slot]++;
+}
+
+static __always_inline void lat_account(struct task_struct *p, __u32 tid, __u32 cpu,
+					__u64 lat, __u64 now)
+{
+	__u32 slot = lat_slot(lat);
+	struct lat_stats *s = bpf_map_lookup_elem(&lat_cpu, &cpu);
+
+	if (s)
+		lat_add(s, lat, now, slot);
+	s = bpf_map_lookup_elem(&lat_threads, &tid);
+	if (!s) {
+		bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&lat_threads, &tid);
+		if (!s) {
+			drop(DROP_LAT_THREADS);
+			return;
+		}
+		s->tgid = BPF_CORE_READ(p, tgid);
+	}
+	lat_add(s, lat, now, slot);
+}
+
+/* Woken: runnable from now. Not while we believe it is on a CPU (woken before it
+ * got to sleep): its switch-out decides then whether it waits. */
 static __always_inline void mark_runnable(struct task_struct *p, __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct thread_stats *t = thread_get(p, tid, true);
 
-	if (t && !t->enq_ts)
+	if (t && !t->on_cpu && !t->enq_ts) {
 		t->enq_ts = now;
+		t->enq_pcount = task_pcount(p);
+	}
 }
 
 static __always_inline void on_wakeup(struct task_struct *p)
@@ -218,17 +304,34 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 			t->sum_ns = task_runtime(prev);
 			t->on_cpu = 0;
 			t->switches++;
-			/* Preempted while runnable: it waits in the run queue from now. */
-			if (prev_state == TASK_RUNNING && !t->enq_ts)
+			/* It was running, so a pending enq_ts is from before a switch-in we
+			 * never saw: that wait is unknowable. */
+			if (t->enq_ts)
+				drop(DROP_LAT_STALE);
+			t->enq_ts = 0;
+			/* Preempted (even mid-way to sleep: it stays queued) or yielded while
+			 * runnable: it waits in the run queue from now. */
+			if (preempt || prev_state == TASK_RUNNING) {
 				t->enq_ts = now;
+				t->enq_pcount = task_pcount(prev);
+			}
 		}
 	}
 
 	if (next_tid) {
 		t = thread_get(next, next_tid, true);
 		if (t) {
-			if (t->enq_ts && now > t->enq_ts)
-				t->runq_wait_ns += now - t->enq_ts;
+			if (t->enq_ts && now > t->enq_ts) {
+				/* pcount counts switch-ins (it is bumped after this tracepoint):
+				 * if it moved since enq_ts, the thread ran in between and we missed
+				 * that switch-in, so now - enq_ts is not a wait. */
+				if (task_pcount(next) == t->enq_pcount) {
+					t->runq_wait_ns += now - t->enq_ts;
+					lat_account(next, next_tid, cpu, now - t->enq_ts, now);
+				} else {
+					drop(DROP_LAT_STALE);
+				}
+			}
 			t->enq_ts = 0;
 			t->on_cpu = 1;
 			t->cpu = cpu;
@@ -302,5 +405,6 @@ int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
 	}
 	if (t)
 		bpf_map_delete_elem(&threads, &tid);
+	bpf_map_delete_elem(&lat_threads, &tid);
 	return 0;
 }

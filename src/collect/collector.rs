@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::bpf_common;
 use super::proc_scan::{self, ProcScanner};
+use super::irq::IrqCollector;
 use super::sched::SchedCollector;
 use crate::model::sample::{Mode, Sample, SystemInfo};
 use crate::util::{mono_ns, wall_ns};
@@ -24,6 +25,7 @@ pub struct Config {
 
 pub struct Collector {
     sched: Option<SchedCollector>,
+    irq: Option<IrqCollector>,
     scanner: ProcScanner,
     mode: Mode,
     seq: u64,
@@ -53,6 +55,7 @@ impl Collector {
     pub fn new(cfg: &Config) -> Self {
         let mut mode = Mode::default();
         let mut sched = None;
+        let mut irq = None;
         if !cfg.bpf {
             mode.problems
                 .push("eBPF off (--no-bpf): showing the /proc view only".to_string());
@@ -68,10 +71,18 @@ impl Collector {
                 }
                 Err(e) => mode.problems.push(e),
             }
+            match IrqCollector::load() {
+                Ok(s) => {
+                    mode.problems.extend(s.problems.iter().cloned());
+                    irq = Some(s);
+                }
+                Err(e) => mode.problems.push(e),
+            }
         }
         mode.bpf = sched.is_some();
         Self {
             sched,
+            irq,
             scanner: ProcScanner::new(cfg.pids.clone()),
             mode,
             seq: 0,
@@ -92,7 +103,15 @@ impl Collector {
         let stat = proc_scan::read_system();
         let mono = mono_ns();
         let wall = wall_ns();
-        let bpf = self.sched.as_mut().map(|s| s.read(mono));
+        let mut bpf = self.sched.as_mut().map(|s| s.read(mono));
+        let interrupts = crate::model::irq::ProcInterrupts::read();
+        let irq = self.irq.as_mut().map(|c| {
+            let (s, drops) = c.read();
+            if let Some(b) = bpf.as_mut() {
+                b.drops.ipi_senders = drops;
+            }
+            s
+        });
         let sample = Sample {
             seq: self.seq,
             wall_ns: wall,
@@ -101,6 +120,8 @@ impl Collector {
             stat,
             procs,
             bpf,
+            irq,
+            interrupts,
         };
         self.seq += 1;
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {
@@ -116,6 +137,9 @@ impl Collector {
                 })
                 .collect();
             s.forget_procs(&gone);
+            if let Some(i) = self.irq.as_ref() {
+                i.forget_procs(&gone);
+            }
         }
         sample
     }

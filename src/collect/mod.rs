@@ -2,6 +2,8 @@
 
 pub mod bpf_common;
 pub mod collector;
+pub mod irq;
+pub mod kallsyms;
 pub mod proc_scan;
 pub mod sched;
 

@@ -7,6 +7,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use crate::model::latency::{LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops};
 
 mod skel {
@@ -156,11 +157,15 @@ impl SchedCollector {
                 });
             }
         }
+        out.latency = self.read_latency(tick_gen);
         let bss = self.bss();
         out.drops = Drops {
             threads: bss.drops[0],
             procs: bss.drops[1],
             sched_gaps: bss.drops[2],
+            lat_threads: bss.drops[3],
+            lat_stale: bss.drops[4],
+            ..Default::default()
         };
         let peak = if bss.runq_total_max_gen == tick_gen {
             bss.runq_total_max
@@ -172,6 +177,42 @@ impl SchedCollector {
         let d = self.data();
         // SAFETY: as in begin_scan.
         unsafe { std::ptr::write_volatile(&mut d.tick_gen, tick_gen + 1) };
+        out
+    }
+
+    /// The latency histograms; a max belongs to this interval only if its generation
+    /// is the current tick's.
+    fn read_latency(&self, tick_gen: u64) -> LatencySample {
+        let conv = |id: u32, s: &types::lat_stats| LatStats {
+            id,
+            tgid: s.tgid,
+            count: s.count,
+            sum_ns: s.sum_ns,
+            max_ns: if s.max_gen == tick_gen { s.max_ns } else { 0 },
+            max_ts: if s.max_gen == tick_gen { s.max_ts } else { 0 },
+            slots: s
+                .slots
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n != 0)
+                .map(|(i, n)| (i as u16, *n))
+                .collect(),
+        };
+        let maps = &self.skel.maps;
+        let mut out = LatencySample::default();
+        for cpu in 0..self.ncpus {
+            if let Ok(Some(v)) = maps.lat_cpu.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) {
+                out.cpus.push(conv(cpu, &from_bytes(&v)));
+            }
+        }
+        if let Ok(iter) = maps
+            .lat_threads
+            .lookup_batch(1024, MapFlags::ANY, MapFlags::ANY)
+        {
+            for (k, v) in iter {
+                out.threads.push(conv(key_u32(&k), &from_bytes(&v)));
+            }
+        }
         out
     }
 

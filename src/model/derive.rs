@@ -245,13 +245,16 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
                 threads: delta(pd.threads, c.drops.threads),
                 procs: delta(pd.procs, c.drops.procs),
                 sched_gaps: delta(pd.sched_gaps, c.drops.sched_gaps),
+                lat_threads: delta(pd.lat_threads, c.drops.lat_threads),
+                lat_stale: delta(pd.lat_stale, c.drops.lat_stale),
+                ipi_senders: delta(pd.ipi_senders, c.drops.ipi_senders),
             };
-            (d.threads + d.procs + d.sched_gaps, d)
+            (d.threads + d.procs + d.sched_gaps + d.lat_threads + d.lat_stale + d.ipi_senders, d)
         }
         _ => (0, DropsFrame::default()),
     };
 
-    Frame {
+    let mut frame = Frame {
         t: cur.wall_ns as f64 / 1e9,
         interval_s: if prev.is_some() { interval_s } else { 0.0 },
         mode: if cur.mode.bpf { "bpf" } else { "procfs" }.to_string(),
@@ -269,7 +272,11 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         threads,
         drops,
         drops_by_map,
-    }
+        ..Default::default()
+    };
+    super::irq::derive_into(&mut frame, prev, cur);
+    super::latency::derive_into(&mut frame, prev, cur);
+    frame
 }
 
 fn fill_bpf(

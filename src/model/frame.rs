@@ -36,6 +36,12 @@ pub struct Frame {
     pub drops: u64,
     /// Events lost this interval, by map.
     pub drops_by_map: DropsFrame,
+    /// TLB flushes by reason, and remote shootdowns (null without eBPF).
+    pub tlb: Option<super::irq::TlbFrame>,
+    /// Who sent IPIs in the interval and for what, most first.
+    pub ipi_senders: Vec<super::irq::IpiSenderFrame>,
+    /// Scheduling latency (runnable -> on CPU) per CPU and per thread (null without eBPF).
+    pub latency: Option<super::latency::LatencyFrame>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -75,6 +81,14 @@ pub struct CpuFrame {
     pub switches: Option<u64>,
     /// Tasks migrated to this CPU during the interval.
     pub migrations: Option<u64>,
+    /// IPIs this CPU received, by type (eBPF).
+    pub ipi: Option<super::irq::IpiRecvFrame>,
+    /// IPIs this CPU sent, by purpose (eBPF).
+    pub ipi_sent: Option<super::irq::IpiSentFrame>,
+    /// TLB shootdowns this CPU ran for other CPUs (eBPF; /proc/interrupts TLB counts the same).
+    pub tlb_shootdowns: Option<u64>,
+    /// The kernel's own IPI counters for this CPU (/proc/interrupts: RES, CAL, TLB, IWI).
+    pub interrupts: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -106,6 +120,11 @@ pub struct ProcFrame {
     pub rss_kb: u64,
     /// How much the scan misses: max(0, cpu_pct_true - cpu_pct_scan) plus ghost CPU%.
     pub scan_miss: f64,
+    /// Remote TLB flushes this process requested (each one runs flush_tlb_func on
+    /// another CPU), and IPIs it sent: all, and those for TLB flushes.
+    pub tlb_shootdowns_caused: Option<u64>,
+    pub ipis_caused: Option<u64>,
+    pub tlb_ipis_caused: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -124,4 +143,7 @@ pub struct DropsFrame {
     pub threads: u64,
     pub procs: u64,
     pub sched_gaps: u64,
+    pub lat_threads: u64,
+    pub lat_stale: u64,
+    pub ipi_senders: u64,
 }

@@ -151,6 +151,15 @@ pub struct Drops {
     /// kernel's own runtime counter); run-queue wait and switch counts lose that event.
     #[serde(default)]
     pub sched_gaps: u64,
+    /// Per-thread latency table full: a thread's scheduling latencies went uncounted.
+    #[serde(default)]
+    pub lat_threads: u64,
+    /// Latency samples discarded because a missed sched_switch made the wait unknowable.
+    #[serde(default)]
+    pub lat_stale: u64,
+    /// IPI sender table full.
+    #[serde(default)]
+    pub ipi_senders: u64,
 }
 
 /// Everything the eBPF side collected in one tick.
@@ -162,6 +171,9 @@ pub struct BpfSample {
     pub drops: Drops,
     /// Largest system-wide runnable count seen since the previous sample.
     pub runq_peak: u32,
+    /// Scheduling latency histograms, per CPU and per thread.
+    #[serde(default)]
+    pub latency: super::latency::LatencySample,
 }
 
 /// What one tick collected.
@@ -177,4 +189,10 @@ pub struct Sample {
     pub stat: ProcStat,
     pub procs: Vec<ProcScan>,
     pub bpf: Option<BpfSample>,
+    /// IPIs and TLB shootdowns from eBPF (bpf/irq.bpf.c).
+    #[serde(default)]
+    pub irq: Option<super::irq::IrqSample>,
+    /// The kernel's own IPI counters (/proc/interrupts), read with the BPF maps.
+    #[serde(default)]
+    pub interrupts: super::irq::ProcInterrupts,
 }

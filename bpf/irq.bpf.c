@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Inter-processor interrupts and TLB shootdowns for ttop.
+ *
+ * Received: irq_vectors:*_entry (x86) counts each IPI vector on the CPU that takes
+ * it. Sent: ipi:ipi_send_cpu / ipi_send_cpumask (6.3+) fire once per IPI actually
+ * raised (a target already holding a pending call, or idling with polling, gets
+ * none). Their callback is NULL for a reschedule and the generic smp-call handler for
+ * every smp_call_function IPI, so the function the IPI is *for* comes from
+ * csd:csd_queue_cpu, which fires just before on the same CPU with the queued function:
+ * we keep it in a per-CPU scratch slot. A TLB shootdown is a remote call of
+ * flush_tlb_func; csd:csd_function_entry of it on another CPU is exactly what the
+ * x86 /proc/interrupts TLB line counts (irq_tlb_count, bumped on entry of
+ * flush_tlb_func for remote flushes, before any early return).
+ *
+ * tlb:tlb_flush counts flushes by reason. Its TLB_REMOTE_SEND_IPI is the sender's
+ * intent, not an IPI count: CPUs lazily off the mm are skipped, and with KVM's
+ * paravirtual flush a preempted vCPU gets a flag instead of an IPI.
+ *
+ * Function addresses come from /proc/kallsyms, written into .rodata before load
+ * (0: unknown, then TLB and other function calls cannot be told apart).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ttop.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TTOP_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct irq_cpu_stats);
+} irq_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_IPI_SENDERS);
+	__type(key, struct ipi_src_key);
+	__type(value, struct ipi_src_stats);
+} ipi_src SEC(".maps");
+
+/* Set by user space before load. */
+const volatile __u64 flush_tlb_func_addr;  /* flush_tlb_func */
+const volatile __u64 smp_ipi_func_addr;    /* generic_smp_call_function_single_interrupt */
+const volatile __u32 cpumask_words = 1;    /* longs of struct cpumask worth reading */
+
+/* Read by user space. */
+__u64 idrops[IDROP__COUNT];
+
+static __always_inline struct irq_cpu_stats *this_cpu(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&irq_cpu, &cpu);
+}
+
+static __always_inline void recv(int which)
+{
+	struct irq_cpu_stats *c = this_cpu();
+
+	if (c && which >= 0 && which < IPI_RECV__COUNT)
+		c->recv[which]++;
+}
+
+SEC("raw_tp/call_function_entry")
+int BPF_PROG(ttop_call_function_entry, int vector)
+{
+	recv(IPI_RECV_CALL);
+	return 0;
+}
+
+SEC("raw_tp/call_function_single_entry")
+int BPF_PROG(ttop_call_function_single_entry, int vector)
+{
+	recv(IPI_RECV_CALL_SINGLE);
+	return 0;
+}
+
+SEC("raw_tp/reschedule_entry")
+int BPF_PROG(ttop_reschedule_entry, int vector)
+{
+	recv(IPI_RECV_RESCHED);
+	return 0;
+}
+
+SEC("raw_tp/irq_work_entry")
+int BPF_PROG(ttop_irq_work_entry, int vector)
+{
+	recv(IPI_RECV_IRQ_WORK);
+	return 0;
+}
+
+static __always_inline struct ipi_src_stats *src_get(__u32 kind, __u64 func)
+{
+	struct ipi_src_key k = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.kind = kind,
+		.func = func,
+	};
+	struct ipi_src_stats zero = {}, *s;
+
+	s = bpf_map_lookup_elem(&ipi_src, &k);
+	if (s)
+		return s;
+	bpf_map_update_elem(&ipi_src, &k, &zero, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&ipi_src, &k);
+	if (!s)
+		__sync_fetch_and_add(&idrops[IDROP_SENDERS], 1);
+	return s;
+}
+
+static __always_inline __u32 call_kind(__u64 func)
+{
+	return func && func == flush_tlb_func_addr ? IPI_SENT_TLB : IPI_SENT_CALL;
+}
+
+/* A remote function call is queued for `cpu` (an IPI may or may not follow). */
+SEC("raw_tp/csd_queue_cpu")
+int BPF_PROG(ttop_csd_queue_cpu, unsigned int cpu, unsigned long callsite, void *func,
+	     void *csd)
+{
+	struct irq_cpu_stats *c = this_cpu();
+	__u64 f = (__u64)func;
+	__u32 kind = call_kind(f);
+	struct ipi_src_stats *s;
+
+	if (c) {
+		c->csd_func = f;
+		if (kind == IPI_SENT_TLB)
+			c->tlb_requests++;
+	}
+	s = src_get(kind, f);
+	if (s)
+		__sync_fetch_and_add(&s->queued, 1);
+	return 0;
+}
+
+static __always_inline __u32 popcount64(__u64 x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (x * 0x0101010101010101ULL) >> 56;
+}
+
+static __always_inline void sent(__u64 callback, __u32 n)
+{
+	struct irq_cpu_stats *c = this_cpu();
+	struct ipi_src_stats *s;
+	__u64 func = callback;
+	__u32 kind;
+
+	if (!n)
+		return;
+	if (!callback) {
+		kind = IPI_SENT_RESCHED;
+	} else if (!smp_ipi_func_addr || callback == smp_ipi_func_addr) {
+		/* An smp_call_function IPI: for the function just queued on this CPU. */
+		if (c && c->csd_func) {
+			func = c->csd_func;
+			c->csd_func = 0;
+		}
+		kind = call_kind(func);
+	} else {
+		kind = IPI_SENT_OTHER;
+	}
+	barrier_var(kind);
+	if (c && kind < IPI_SENT__COUNT)
+		c->sent[kind] += n;
+	s = src_get(kind, func);
+	if (s)
+		__sync_fetch_and_add(&s->ipis, n);
+}
+
+SEC("raw_tp/ipi_send_cpu")
+int BPF_PROG(ttop_ipi_send_cpu, unsigned int cpu, unsigned long callsite, void *callback)
+{
+	sent((__u64)callback, 1);
+	return 0;
+}
+
+SEC("raw_tp/ipi_send_cpumask")
+int BPF_PROG(ttop_ipi_send_cpumask, struct cpumask *mask, unsigned long callsite,
+	     void *callback)
+{
+	__u32 n = 0;
+
+	for (int i = 0; i < TTOP_MAX_CPUS / 64; i++) {
+		__u64 w = 0;
+
+		if (i >= cpumask_words)
+			break;
+		bpf_probe_read_kernel(&w, sizeof(w), &mask->bits[i]);
+		n += popcount64(w);
+	}
+	sent((__u64)callback, n);
+	return 0;
+}
+
+/* A queued remote call runs here. Remote-only: a CPU calling itself passes no csd. */
+SEC("raw_tp/csd_function_entry")
+int BPF_PROG(ttop_csd_function_entry, void *func, void *csd)
+{
+	struct irq_cpu_stats *c;
+
+	if (!csd || !flush_tlb_func_addr || (__u64)func != flush_tlb_func_addr)
+		return 0;
+	c = this_cpu();
+	if (c)
+		c->tlb_shootdowns++;
+	return 0;
+}
+
+SEC("raw_tp/tlb_flush")
+int BPF_PROG(ttop_tlb_flush, int reason, unsigned long pages)
+{
+	struct irq_cpu_stats *c = this_cpu();
+	__u32 r = reason;
+
+	barrier_var(r); /* keep the bounds check the verifier needs */
+	if (c && r < TTOP_TLB_REASONS)
+		c->tlb[r]++;
+	return 0;
+}

@@ -1,0 +1,442 @@
+//! Inter-processor interrupts and TLB shootdowns: what the irq collector samples
+//! (cumulative), the kernel's own /proc/interrupts reference, and their per-interval
+//! Frame form. `derive_into` is called from `derive`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::derive::delta;
+use super::frame::Frame;
+use super::sample::Sample;
+
+/// Order of `IrqCpu::recv` (enum ttop_ipi_recv in bpf/ttop.h).
+pub const RECV_NAMES: [&str; 4] = [
+    "call_function",
+    "call_function_single",
+    "reschedule",
+    "irq_work",
+];
+/// Order of `IrqCpu::sent` and `IpiSender::kind` (enum ttop_ipi_sent).
+pub const SENT_NAMES: [&str; 4] = ["reschedule", "tlb", "call", "other"];
+pub const KIND_TLB: u32 = 1;
+/// Order of `IrqCpu::tlb` (enum tlb_flush_reason in the kernel).
+pub const TLB_REASONS: [&str; 6] = [
+    "task_switch",
+    "remote_shootdown",
+    "local_shootdown",
+    "local_mm_shootdown",
+    "remote_send_ipi",
+    "remote_wrong_cpu",
+];
+
+/// Per-CPU IPI and TLB counters from BPF (cumulative).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqCpu {
+    pub cpu: u32,
+    /// IPIs received, indexed like RECV_NAMES.
+    pub recv: Vec<u64>,
+    /// IPIs sent from this CPU (one per target), indexed like SENT_NAMES.
+    pub sent: Vec<u64>,
+    /// tlb:tlb_flush events on this CPU, indexed like TLB_REASONS.
+    pub tlb: Vec<u64>,
+    /// flush_tlb_func run here on behalf of another CPU (what /proc/interrupts TLB counts).
+    pub tlb_shootdowns: u64,
+    /// Remote TLB flushes this CPU queued for others.
+    pub tlb_requests: u64,
+}
+
+/// Who sent IPIs (or queued remote calls) and for what (cumulative).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IpiSender {
+    /// Current process at send time (0: idle or interrupt context on an idle CPU).
+    pub tgid: u32,
+    /// Index into SENT_NAMES.
+    pub kind: u32,
+    /// Function the IPI ran, resolved from /proc/kallsyms at collection ("" if unknown).
+    pub func: String,
+    /// IPIs actually sent (one per target CPU).
+    pub ipis: u64,
+    /// Remote calls queued (with or without an IPI).
+    pub queued: u64,
+}
+
+/// Everything the irq collector read in one tick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IrqSample {
+    pub cpus: Vec<IrqCpu>,
+    pub senders: Vec<IpiSender>,
+}
+
+/// The kernel's own per-CPU interrupt counters (/proc/interrupts), for the lines that
+/// count IPIs: x86 RES, CAL, TLB, IWI; arm64 IPIn. Cumulative.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcInterrupts {
+    pub lines: BTreeMap<String, Vec<u64>>,
+}
+
+impl ProcInterrupts {
+    /// Parse /proc/interrupts, keeping the IPI lines.
+    pub fn parse(text: &str) -> Self {
+        let mut lines = BTreeMap::new();
+        let mut it = text.lines();
+        let ncpus = it.next().map_or(0, |h| h.split_whitespace().count());
+        for l in it {
+            let Some((label, rest)) = l.split_once(':') else {
+                continue;
+            };
+            let label = label.trim();
+            let keep = matches!(label, "RES" | "CAL" | "TLB" | "IWI") || label.starts_with("IPI");
+            if !keep {
+                continue;
+            }
+            let counts: Vec<u64> = rest
+                .split_whitespace()
+                .take(ncpus)
+                .map_while(|w| w.parse().ok())
+                .collect();
+            lines.insert(label.to_string(), counts);
+        }
+        Self { lines }
+    }
+
+    pub fn read() -> Self {
+        std::fs::read_to_string("/proc/interrupts")
+            .map(|t| Self::parse(&t))
+            .unwrap_or_default()
+    }
+}
+
+// ---- Frame side ----
+
+/// IPIs received by one CPU in the interval (`cpus[].ipi`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IpiRecvFrame {
+    pub call_function: u64,
+    pub call_function_single: u64,
+    pub reschedule: u64,
+    pub irq_work: u64,
+}
+
+/// IPIs sent by one CPU in the interval, by purpose (`cpus[].ipi_sent`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IpiSentFrame {
+    pub reschedule: u64,
+    pub tlb: u64,
+    pub call: u64,
+    pub other: u64,
+}
+
+/// TLB flushes in the interval, machine-wide (`tlb`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TlbFrame {
+    /// tlb:tlb_flush by reason.
+    pub task_switch: u64,
+    pub remote_shootdown: u64,
+    pub local_shootdown: u64,
+    pub local_mm_shootdown: u64,
+    /// A sender's flush_tlb_multi call: intent, not IPIs (see `ipis`).
+    pub remote_send_ipi: u64,
+    pub remote_wrong_cpu: u64,
+    /// Remote flushes run (flush_tlb_func for another CPU): what /proc/interrupts TLB counts.
+    pub shootdowns: u64,
+    /// Remote flushes queued by senders.
+    pub requests: u64,
+    /// IPIs actually sent for TLB flushes.
+    pub ipis: u64,
+    /// The kernel's TLB line delta (sum over CPUs); null where the line does not exist.
+    pub proc_interrupts: Option<u64>,
+}
+
+/// One sender row (`ipi_senders[]`): a process, a purpose and a function.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IpiSenderFrame {
+    pub pid: u32,
+    pub comm: String,
+    /// "tlb", "call", "reschedule" or "other".
+    pub kind: String,
+    pub func: String,
+    pub ipis: u64,
+    pub queued: u64,
+}
+
+/// Per-process sums for `procs[]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcIpi {
+    pub ipis: u64,
+    pub tlb_ipis: u64,
+    pub tlb_shootdowns: u64,
+}
+
+fn idx(v: &[u64], i: usize) -> u64 {
+    v.get(i).copied().unwrap_or(0)
+}
+
+fn vdelta(p: &[u64], c: &[u64], i: usize) -> u64 {
+    delta(idx(p, i), idx(c, i))
+}
+
+/// Per-interval sender rows, keyed by (tgid, kind, func).
+fn sender_deltas(prev: Option<&IrqSample>, cur: &IrqSample) -> Vec<(u32, u32, String, u64, u64)> {
+    let prev_map: HashMap<(u32, u32, &str), (u64, u64)> = prev
+        .map(|p| {
+            p.senders
+                .iter()
+                .map(|s| ((s.tgid, s.kind, s.func.as_str()), (s.ipis, s.queued)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut agg: HashMap<(u32, u32, String), (u64, u64)> = HashMap::new();
+    for s in &cur.senders {
+        let (pi, pq) = prev_map
+            .get(&(s.tgid, s.kind, s.func.as_str()))
+            .copied()
+            .unwrap_or((0, 0));
+        // Several addresses may resolve to one name: merge.
+        let e = agg.entry((s.tgid, s.kind, s.func.clone())).or_default();
+        e.0 += delta(pi, s.ipis);
+        e.1 += delta(pq, s.queued);
+    }
+    agg.into_iter()
+        .filter(|(_, (i, q))| i + q > 0)
+        .map(|((t, k, f), (i, q))| (t, k, f, i, q))
+        .collect()
+}
+
+/// Per-process IPI sums for the interval (for `procs[]`).
+pub fn proc_ipis(prev: Option<&Sample>, cur: &Sample) -> HashMap<u32, ProcIpi> {
+    let mut out: HashMap<u32, ProcIpi> = HashMap::new();
+    let (Some(c), Some(_)) = (cur.irq.as_ref(), prev) else {
+        return out;
+    };
+    for (tgid, kind, _, ipis, queued) in sender_deltas(prev.and_then(|p| p.irq.as_ref()), c) {
+        let e = out.entry(tgid).or_default();
+        e.ipis += ipis;
+        if kind == KIND_TLB {
+            e.tlb_ipis += ipis;
+            e.tlb_shootdowns += queued;
+        }
+    }
+    out
+}
+
+/// Fill the IPI/TLB parts of a Frame (cpus[].ipi, cpus[].tlb_shootdowns, tlb,
+/// ipi_senders, procs[].*_caused, cpus[].interrupts).
+pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
+    let Some(p) = prev else {
+        return;
+    };
+    // The kernel's own counters, even without eBPF.
+    let mut tlb_ref: Option<u64> = None;
+    for (name, counts) in &cur.interrupts.lines {
+        let pc = p.interrupts.lines.get(name);
+        for (i, &v) in counts.iter().enumerate() {
+            let d = pc.map_or(0, |pc| delta(idx(pc, i), v));
+            if name == "TLB" {
+                *tlb_ref.get_or_insert(0) += d;
+            }
+            if let Some(cf) = frame.cpus.iter_mut().find(|c| c.cpu as usize == i) {
+                cf.interrupts.insert(name.clone(), d);
+            }
+        }
+    }
+    let Some(c) = cur.irq.as_ref() else {
+        return;
+    };
+    let pirq = p.irq.as_ref();
+    let prev_cpus: HashMap<u32, &IrqCpu> = pirq
+        .map(|s| s.cpus.iter().map(|c| (c.cpu, c)).collect())
+        .unwrap_or_default();
+    let mut tlb = TlbFrame {
+        proc_interrupts: tlb_ref,
+        ..Default::default()
+    };
+    let empty = IrqCpu::default();
+    for ic in &c.cpus {
+        let pc = prev_cpus.get(&ic.cpu).copied().unwrap_or(&empty);
+        let r = |i| vdelta(&pc.recv, &ic.recv, i);
+        let s = |i| vdelta(&pc.sent, &ic.sent, i);
+        let t = |i| vdelta(&pc.tlb, &ic.tlb, i);
+        let shoot = delta(pc.tlb_shootdowns, ic.tlb_shootdowns);
+        tlb.task_switch += t(0);
+        tlb.remote_shootdown += t(1);
+        tlb.local_shootdown += t(2);
+        tlb.local_mm_shootdown += t(3);
+        tlb.remote_send_ipi += t(4);
+        tlb.remote_wrong_cpu += t(5);
+        tlb.shootdowns += shoot;
+        tlb.requests += delta(pc.tlb_requests, ic.tlb_requests);
+        tlb.ipis += s(1);
+        let Some(cf) = frame.cpus.iter_mut().find(|f| f.cpu == ic.cpu) else {
+            continue;
+        };
+        cf.ipi = Some(IpiRecvFrame {
+            call_function: r(0),
+            call_function_single: r(1),
+            reschedule: r(2),
+            irq_work: r(3),
+        });
+        cf.ipi_sent = Some(IpiSentFrame {
+            reschedule: s(0),
+            tlb: s(1),
+            call: s(2),
+            other: s(3),
+        });
+        cf.tlb_shootdowns = Some(shoot);
+    }
+    frame.tlb = Some(tlb);
+
+    // Senders, and their per-process sums.
+    let comm_of: HashMap<u32, &str> = cur.procs.iter().map(|p| (p.pid, p.comm.as_str())).collect();
+    let gone_comm: HashMap<u32, &str> = cur
+        .bpf
+        .as_ref()
+        .map(|b| b.procs.iter().map(|p| (p.tgid, p.comm.as_str())).collect())
+        .unwrap_or_default();
+    let mut senders: Vec<IpiSenderFrame> = sender_deltas(pirq, c)
+        .into_iter()
+        .map(|(tgid, kind, func, ipis, queued)| IpiSenderFrame {
+            pid: tgid,
+            comm: if tgid == 0 {
+                "[idle/irq]".to_string()
+            } else {
+                comm_of
+                    .get(&tgid)
+                    .or_else(|| gone_comm.get(&tgid))
+                    .map_or_else(String::new, |s| s.to_string())
+            },
+            kind: SENT_NAMES
+                .get(kind as usize)
+                .unwrap_or(&"other")
+                .to_string(),
+            func: if kind == 0 && func.is_empty() {
+                "reschedule".into()
+            } else {
+                func
+            },
+            ipis,
+            queued,
+        })
+        .collect();
+    senders.sort_by(|a, b| {
+        (b.ipis, b.queued, a.pid, &a.func).cmp(&(a.ipis, a.queued, b.pid, &b.func))
+    });
+    frame.ipi_senders = senders;
+    let per_proc = proc_ipis(prev, cur);
+    for row in &mut frame.procs {
+        let pi = per_proc.get(&row.pid).copied().unwrap_or_default();
+        row.ipis_caused = Some(pi.ipis);
+        row.tlb_ipis_caused = Some(pi.tlb_ipis);
+        row.tlb_shootdowns_caused = Some(pi.tlb_shootdowns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::frame::CpuFrame;
+
+    const INTERRUPTS: &str = "           CPU0       CPU1       \n\
+ 24:          1          0  IO-APIC   5-edge      ACPI:Ged\n\
+NMI:          0          0   Non-maskable interrupts\n\
+LOC:     115804     115377   Local timer interrupts\n\
+IWI:          0          1   IRQ work interrupts\n\
+RES:      13137      12313   Rescheduling interrupts\n\
+CAL:    1274297    1268805   Function call interrupts\n\
+TLB:      28036      27107   TLB shootdowns\n\
+ERR:          0\n";
+
+    #[test]
+    fn parses_ipi_lines_only() {
+        let p = ProcInterrupts::parse(INTERRUPTS);
+        assert_eq!(p.lines.len(), 4);
+        assert_eq!(p.lines["TLB"], vec![28036, 27107]);
+        assert_eq!(p.lines["CAL"], vec![1274297, 1268805]);
+        assert!(!p.lines.contains_key("LOC"));
+    }
+
+    fn sample(k: u64) -> Sample {
+        let mut s = Sample {
+            interrupts: ProcInterrupts::parse(INTERRUPTS),
+            ..Default::default()
+        };
+        for v in s.interrupts.lines.values_mut() {
+            for (i, x) in v.iter_mut().enumerate() {
+                *x += k * (10 + i as u64);
+            }
+        }
+        s.irq = Some(IrqSample {
+            cpus: (0..2)
+                .map(|cpu| IrqCpu {
+                    cpu,
+                    recv: vec![k, 2 * k, 3 * k, 0],
+                    sent: vec![k, 5 * k, 0, 0],
+                    tlb: vec![0, 4 * k, 0, 7 * k, 5 * k, 0],
+                    tlb_shootdowns: 4 * k,
+                    tlb_requests: 5 * k,
+                })
+                .collect(),
+            senders: vec![
+                IpiSender {
+                    tgid: 42,
+                    kind: KIND_TLB,
+                    func: "flush_tlb_func".into(),
+                    ipis: 10 * k,
+                    queued: 10 * k,
+                },
+                IpiSender {
+                    tgid: 0,
+                    kind: 0,
+                    func: String::new(),
+                    ipis: 2 * k,
+                    queued: 0,
+                },
+            ],
+        });
+        s
+    }
+
+    #[test]
+    fn deltas_per_cpu_reason_and_sender() {
+        let (p, c) = (sample(100), sample(103));
+        let mut f = Frame {
+            cpus: (0..2)
+                .map(|cpu| CpuFrame {
+                    cpu,
+                    ..Default::default()
+                })
+                .collect(),
+            procs: vec![crate::model::frame::ProcFrame {
+                pid: 42,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        derive_into(&mut f, Some(&p), &c);
+        let ipi = f.cpus[1].ipi.as_ref().unwrap();
+        assert_eq!(
+            (ipi.call_function, ipi.call_function_single, ipi.reschedule),
+            (3, 6, 9)
+        );
+        assert_eq!(f.cpus[0].tlb_shootdowns, Some(12));
+        assert_eq!(f.cpus[1].interrupts["TLB"], 33);
+        let tlb = f.tlb.as_ref().unwrap();
+        assert_eq!(tlb.shootdowns, 24);
+        assert_eq!(tlb.remote_shootdown, 24);
+        assert_eq!(tlb.local_mm_shootdown, 42);
+        assert_eq!(tlb.ipis, 30);
+        assert_eq!(tlb.proc_interrupts, Some(30 + 33));
+        assert_eq!(f.ipi_senders[0].pid, 42);
+        assert_eq!(f.ipi_senders[0].kind, "tlb");
+        assert_eq!(f.ipi_senders[1].func, "reschedule");
+        assert_eq!(f.procs[0].tlb_shootdowns_caused, Some(30));
+        assert_eq!(f.procs[0].ipis_caused, Some(30));
+    }
+
+    #[test]
+    fn first_sample_has_no_rates() {
+        let mut f = Frame::default();
+        derive_into(&mut f, None, &sample(1));
+        assert!(f.tlb.is_none());
+    }
+}
