@@ -22,6 +22,7 @@ pub fn record(cli: &Cli, args: &RecordArgs) -> Result<()> {
     let cfg = Config {
         bpf: !cli.no_bpf,
         pids: pids.clone(),
+        ..Default::default()
     };
     let sys = collector::system_info();
     let mut writer = Writer::create(&args.output, &header_for(&sys, cli.delay, pids))?;

@@ -7,7 +7,7 @@
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::format::{
-    FOOTER_LEN, Kind, RECORD_HEADER_LEN, RecordHeader, SYNC, decode_footer, u64_at,
+    FOOTER_LEN, FOOTER_MAGIC, Kind, RECORD_HEADER_LEN, RecordHeader, SYNC, decode_footer, u64_at,
 };
 
 /// One Sample record.
@@ -88,6 +88,9 @@ pub fn scan<R: Read + Seek>(f: &mut R, start: u64, len: u64) -> io::Result<Scan>
             break;
         }
         if left < RECORD_HEADER_LEN as u64 {
+            if after_index(f, pos, left)? {
+                break; // the footer was cut: every Sample is complete
+            }
             out.cut_at = Some(pos);
             break;
         }
@@ -114,6 +117,9 @@ pub fn scan<R: Read + Seek>(f: &mut R, start: u64, len: u64) -> io::Result<Scan>
             }
         };
         let end = pos + (RECORD_HEADER_LEN as u64) + u64::from(h.len);
+        if end > len && h.kind == Kind::Index {
+            break; // the index was cut: every Sample is complete
+        }
         if end > len {
             out.cut_at = Some(pos);
             break;
@@ -129,6 +135,18 @@ pub fn scan<R: Read + Seek>(f: &mut R, start: u64, len: u64) -> io::Result<Scan>
         pos = end;
     }
     Ok(out)
+}
+
+/// True when the `left` (< a record header) bytes at `pos` are the start of the
+/// trailer (index record or footer) rather than of a Sample record.
+fn after_index<R: Read + Seek>(f: &mut R, pos: u64, left: u64) -> io::Result<bool> {
+    let mut b = vec![0u8; left as usize];
+    f.seek(SeekFrom::Start(pos))?;
+    f.read_exact(&mut b)?;
+    let m = b.len().min(FOOTER_MAGIC.len());
+    let footer = b.len() < FOOTER_LEN && b[..m] == FOOTER_MAGIC[..m];
+    let index = b.len() > 4 && b[0..4] == SYNC && b[4] == Kind::Index as u8;
+    Ok(footer || index)
 }
 
 fn is_footer<R: Read + Seek>(f: &mut R, pos: u64) -> io::Result<bool> {

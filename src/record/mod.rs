@@ -17,3 +17,6 @@ pub mod writer;
 
 pub use reader::Reader;
 pub use writer::Writer;
+
+#[cfg(test)]
+mod tests;

@@ -22,6 +22,8 @@ pub struct Reader {
     entries: Vec<Entry>,
     notes: Vec<String>,
     cut_at: Option<u64>,
+    /// The positions came from the index at the end (false: rebuilt by a scan).
+    indexed: bool,
     /// The last Sample bytes decoded, by entry position: the prefix of the next delta.
     cache: Option<(usize, Vec<u8>)>,
 }
@@ -58,6 +60,7 @@ impl Reader {
             entries: Vec::new(),
             notes: Vec::new(),
             cut_at: None,
+            indexed: false,
             cache: None,
         };
         r.load_index(start, len).map_err(|e| e.to_string())?;
@@ -68,6 +71,7 @@ impl Reader {
         if let Some(at) = index::footer(&mut self.file, len, start) {
             if let Some(entries) = self.read_index(at) {
                 self.entries = entries;
+                self.indexed = true;
                 return Ok(());
             }
             self.notes
@@ -139,6 +143,11 @@ impl Reader {
     /// Problems found while opening (damaged ranges, a damaged index), one line each.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// True when the file was closed cleanly and its index was used (no scan).
+    pub fn indexed(&self) -> bool {
+        self.indexed
     }
 
     /// Where the last, incomplete record starts, when the file was cut short.
