@@ -66,6 +66,136 @@ enum ttop_drop {
 	DROP__COUNT = 8,
 };
 
+/* ==== contention: futexes, kernel locks, mmap_lock (bpf/contention.bpf.c) ==== */
+
+#define TTOP_MAX_FUTEXES 16384
+#define TTOP_MAX_FUTEX_THREADS 16384
+#define TTOP_MAX_LOCKS 8192
+#define TTOP_MAX_MMAP 4096
+#define TTOP_STACKS 4096
+#define TTOP_STACK_DEPTH 32
+
+/* futex_stats.flags: what was seen on the word. */
+#define TTOP_FUTEX_SHARED 1   /* a call without FUTEX_PRIVATE_FLAG */
+#define TTOP_FUTEX_PI 2       /* LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI, UNLOCK_PI, CMP_REQUEUE_PI */
+#define TTOP_FUTEX_WAITV 4    /* futex_waitv (first word of the vector) */
+#define TTOP_FUTEX_BITSET 8   /* WAIT_BITSET / WAKE_BITSET */
+#define TTOP_FUTEX_FUTEX2 16  /* futex_wait / futex_wake / futex_requeue (6.7+) */
+
+/* Hash key: one futex word of one process. */
+struct ttop_futex_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 uaddr;
+};
+
+/* Per (tgid, uaddr), cumulative. A call is accounted when it returns. */
+struct ttop_futex_stats {
+	__u64 calls;        /* every futex call on the word */
+	__u64 waits;        /* wait-type calls: WAIT, WAIT_BITSET, LOCK_PI(2), WAIT_REQUEUE_PI, waitv */
+	__u64 contended;    /* wait calls that blocked: returned 0, ETIMEDOUT or EINTR/ERESTART* */
+	__u64 eagain;       /* wait calls that returned EAGAIN at once (the word had already changed) */
+	__u64 wait_ns;      /* time inside the contended wait calls */
+	__u64 max_wait_ns;
+	__u64 wakes;        /* wake-type calls: WAKE, WAKE_BITSET, WAKE_OP, (CMP_)REQUEUE, UNLOCK_PI */
+	__u64 woken;        /* sum of wake calls' return values (threads woken or requeued) */
+	__u64 last_ns;      /* ktime of the last call: idle entries are deleted by user space */
+	__u64 max_gen;      /* tick generation max_wait_ns belongs to (it is per interval) */
+	__s32 ustack;       /* user stack id of a recent contended waiter (-1: none yet) */
+	__u32 last_tid;     /* the thread that stack belongs to */
+	__u32 flags;        /* TTOP_FUTEX_* */
+	__u32 pad;
+};
+
+/* Per thread (LRU hash keyed by tid), cumulative. */
+struct ttop_futex_thread {
+	__u32 tgid;
+	__u32 pad;
+	__u64 calls;
+	__u64 contended;
+	__u64 eagain;
+	__u64 wait_ns;
+	__u64 max_wait_ns;  /* during tick generation max_gen */
+	__u64 max_gen;
+	__u64 wakes;
+	__u64 last_ns;
+};
+
+/* Per process (hash keyed by tgid), cumulative. */
+struct ttop_futex_proc {
+	__u64 calls;
+	__u64 waits;
+	__u64 contended;
+	__u64 eagain;
+	__u64 wait_ns;
+	__u64 wakes;
+	__u64 last_ns;
+};
+
+/* lock:contention_begin flags (include/trace/events/lock.h). */
+#define TTOP_LCB_F_SPIN   (1U << 0)
+#define TTOP_LCB_F_READ   (1U << 1)
+#define TTOP_LCB_F_WRITE  (1U << 2)
+#define TTOP_LCB_F_RT     (1U << 3)
+#define TTOP_LCB_F_PERCPU (1U << 4)
+#define TTOP_LCB_F_MUTEX  (1U << 5)
+
+/* Hash key: one kernel lock, reached from one kernel stack, by one process. */
+struct ttop_lock_key {
+	__u64 lock;         /* the lock's address */
+	__s32 kstack;       /* kernel stack id at contention_begin (-1: lost) */
+	__u32 tgid;         /* the waiter's process (the interrupted one in irq context) */
+	__u32 flags;        /* LCB_F_* of the first contention_begin of the wait */
+	__u32 is_mmap;      /* the lock is the waiter's own mm->mmap_lock */
+};
+
+struct ttop_lock_stats {
+	__u64 contended;    /* waits (contention_begin .. contention_end) */
+	__u64 wait_ns;
+	__u64 max_wait_ns;
+	__u64 last_ns;      /* ktime of the last wait: idle entries are deleted by user space */
+	__u64 max_gen;      /* tick generation max_wait_ns belongs to */
+	__u32 last_tid;
+	__u32 pad;
+	char comm[16];      /* the last waiter's comm */
+};
+
+/* Hash key for mmap_lock waits and holds. waiter_tid 0 is the holder's own row:
+ * the time the holder held the lock while someone waited for it. */
+struct ttop_mmap_key {
+	__u32 victim;       /* tgid owning the mm (mm->owner), 0 if unknown */
+	__u32 holder;       /* tgid holding the lock when the wait began (0: unknown) */
+	__u32 waiter_tid;
+	__u32 pad;
+};
+
+struct ttop_mmap_stats {
+	__u64 waits;        /* contended acquisitions (rwsem slow path, or >= 10 us without lock:*) */
+	__u64 wait_ns;
+	__u64 max_wait_ns;
+	__u64 hold_ns;      /* holder row: time held while others waited */
+	__u64 holds;        /* holder row: such holds */
+	__u64 last_ns;
+	__u64 max_gen;      /* tick generation max_wait_ns belongs to */
+	__u32 waiter_tgid;  /* the waiter's process (holder row: the holder's) */
+	__u32 holder_tid;   /* a thread of the holder (the writer or the last reader) */
+	char comm[16];      /* comm of the thread this row is about (waiter, or holder) */
+};
+
+/* Losses of the contention collector; index the `cdrops` array with these. */
+enum ttop_cdrop {
+	CDROP_FUTEXES = 0,  /* futex_stats map full */
+	CDROP_FUTEX_THREADS = 1,
+	CDROP_FUTEX_PROCS = 2,
+	CDROP_LOCKS = 3,    /* lock_stats map full */
+	CDROP_MMAP = 4,     /* mmap_stats map full */
+	CDROP_STACKS = 5,   /* stack map full or hash collision: a stack was not stored */
+	CDROP_LOCK_NEST = 6,/* lock waits nested deeper than we track, or begin without end */
+	CDROP__COUNT = 8,
+};
+
+/* ==== end contention ==== */
+
 /* ==== interrupts and latency: IPIs, TLB shootdowns (bpf/irq.bpf.c), scheduling
  * latency histograms (bpf/sched.bpf.c) ==== */
 

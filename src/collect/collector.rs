@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::bpf_common;
+use super::contention::ContentionCollector;
 use super::proc_scan::{self, ProcScanner};
 use super::irq::IrqCollector;
 use super::sched::SchedCollector;
@@ -26,6 +27,7 @@ pub struct Config {
 pub struct Collector {
     sched: Option<SchedCollector>,
     irq: Option<IrqCollector>,
+    contention: Option<ContentionCollector>,
     scanner: ProcScanner,
     mode: Mode,
     seq: u64,
@@ -56,6 +58,7 @@ impl Collector {
         let mut mode = Mode::default();
         let mut sched = None;
         let mut irq = None;
+        let mut contention = None;
         if !cfg.bpf {
             mode.problems
                 .push("eBPF off (--no-bpf): showing the /proc view only".to_string());
@@ -78,11 +81,19 @@ impl Collector {
                 }
                 Err(e) => mode.problems.push(e),
             }
+            match ContentionCollector::load() {
+                Ok(c) => {
+                    mode.problems.extend(c.problems.iter().cloned());
+                    contention = Some(c);
+                }
+                Err(e) => mode.problems.push(e),
+            }
         }
         mode.bpf = sched.is_some();
         Self {
             sched,
             irq,
+            contention,
             scanner: ProcScanner::new(cfg.pids.clone()),
             mode,
             seq: 0,
@@ -122,6 +133,7 @@ impl Collector {
             bpf,
             irq,
             interrupts,
+            contention: self.contention.as_mut().map(|c| c.read(mono)),
         };
         self.seq += 1;
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {

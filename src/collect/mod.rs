@@ -2,9 +2,11 @@
 
 pub mod bpf_common;
 pub mod collector;
+pub mod contention;
 pub mod irq;
 pub mod kallsyms;
 pub mod proc_scan;
 pub mod sched;
+pub mod symbols;
 
 pub use collector::{Collector, Config};

@@ -274,6 +274,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         drops_by_map,
         ..Default::default()
     };
+    super::contention_frame::derive_into(&mut frame, prev, cur);
     super::irq::derive_into(&mut frame, prev, cur);
     super::latency::derive_into(&mut frame, prev, cur);
     frame

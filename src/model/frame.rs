@@ -42,6 +42,9 @@ pub struct Frame {
     pub ipi_senders: Vec<super::irq::IpiSenderFrame>,
     /// Scheduling latency (runnable -> on CPU) per CPU and per thread (null without eBPF).
     pub latency: Option<super::latency::LatencyFrame>,
+    /// `futexes`, `futex_threads`, `locks`, `mmap_lock`, `contention_drops`.
+    #[serde(flatten)]
+    pub contention: super::contention_frame::ContentionFrame,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -125,6 +128,10 @@ pub struct ProcFrame {
     pub tlb_shootdowns_caused: Option<u64>,
     pub ipis_caused: Option<u64>,
     pub tlb_ipis_caused: Option<u64>,
+    /// Futex calls during the interval (eBPF; null when the futex probes are off).
+    pub futex_calls: Option<u64>,
+    /// Time its threads spent blocked in futex wait calls, ms.
+    pub futex_wait_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

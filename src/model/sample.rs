@@ -189,6 +189,9 @@ pub struct Sample {
     pub stat: ProcStat,
     pub procs: Vec<ProcScan>,
     pub bpf: Option<BpfSample>,
+    /// Futexes, kernel locks and mmap_lock from eBPF (bpf/contention.bpf.c).
+    #[serde(default)]
+    pub contention: Option<super::contention::ContentionSample>,
     /// IPIs and TLB shootdowns from eBPF (bpf/irq.bpf.c).
     #[serde(default)]
     pub irq: Option<super::irq::IrqSample>,

@@ -1,0 +1,873 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Contention for ttop: futex waits and wakes per (process, futex word), kernel lock
+ * waits (lock:contention_begin/end) per (lock, kernel stack, process), and mmap_lock
+ * waits per (victim process, holder process, waiting thread).
+ *
+ * Raw tracepoints with CO-RE reads only, so nothing needs tracefs, kprobes or fentry.
+ * Each program is attached on its own by user space: a kernel without the lock or
+ * mmap_lock tracepoints loses those views, not the futex one.
+ *
+ * Pairs of events (enter/exit, begin/end, start/acquired/released) are matched through
+ * per-thread entries that the next "begin" simply overwrites, so a lost event costs one
+ * measurement and never leaves a thread "waiting" for ever.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ttop.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_FUTEX 202
+#else
+#define NR_FUTEX 98 /* asm-generic: arm64, riscv */
+#endif
+#define NR_FUTEX_WAITV 449
+#define NR_FUTEX_WAKE 454
+#define NR_FUTEX_WAIT 455
+#define NR_FUTEX_REQUEUE 456
+
+/* include/uapi/linux/futex.h */
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAKE_OP 5
+#define FUTEX_LOCK_PI 6
+#define FUTEX_UNLOCK_PI 7
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_CMP_REQUEUE_PI 12
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX_CLOCK_REALTIME 256
+#define FUTEX_CMD_MASK (~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
+
+#define EINTR 4
+#define EAGAIN 11
+#define ETIMEDOUT 110
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+
+#define KIND_OTHER 0
+#define KIND_WAIT 1
+#define KIND_WAKE 2
+
+/* Without lock:contention_begin, an mmap_lock acquisition this slow counts as a wait. */
+#define MMAP_SLOW_NS 10000ULL
+/* A per-thread lock entry older than this is stale (its end event was lost). */
+#define LOCK_STALE_NS 60000000000ULL
+#define SPIN_SLOTS 4
+
+/* ---- futex ---- */
+
+struct ttop_futex_call {
+	__u64 uaddr;
+	__u64 start_ns;
+	__u32 kind;
+	__u32 flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TTOP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct ttop_futex_call);
+} futex_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_FUTEXES);
+	__type(key, struct ttop_futex_key);
+	__type(value, struct ttop_futex_stats);
+} futexes SEC(".maps");
+
+/* LRU: entries of exited threads age out instead of filling the map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TTOP_MAX_FUTEX_THREADS);
+	__type(key, __u32);
+	__type(value, struct ttop_futex_thread);
+} futex_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct ttop_futex_proc);
+} futex_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_STACKS);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} ustacks SEC(".maps");
+
+/* ---- kernel locks ---- */
+
+struct ttop_lock_wait {
+	__u64 lock;
+	__u64 start_ns;
+	__u32 flags;
+	__s32 kstack;
+	__u32 is_mmap;
+	__u32 pad;
+};
+
+/* Spinning waits cannot sleep or migrate: one small stack of them per CPU (irq
+ * handlers may nest a wait inside a task's). */
+struct ttop_spin_waits {
+	struct ttop_lock_wait slot[SPIN_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_spin_waits);
+} spin_waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TTOP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct ttop_lock_wait);
+} sleep_waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_LOCKS);
+	__type(key, struct ttop_lock_key);
+	__type(value, struct ttop_lock_stats);
+} locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_STACKS);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} kstacks SEC(".maps");
+
+/* ---- mmap_lock ---- */
+
+#define MM_HOLDS 4
+
+/* One finished hold of an mmap_lock. */
+struct ttop_mm_hold {
+	__u64 from;         /* acquired (or handed over, for a waiter) */
+	__u64 to;           /* released */
+	__u32 tid;
+	__u32 tgid;
+};
+
+/* Who holds one mm's mmap_lock, as far as the tracepoints told us. */
+struct ttop_mm_state {
+	__u32 owner_tgid;
+	__u32 writer_tid;
+	__u32 writer_tgid;
+	__u32 last_reader_tid;
+	__u32 last_reader_tgid;
+	__s32 readers;
+	__s32 waiting;      /* threads in a contended wait for it now */
+	__u32 pad;
+	__u64 wait_seq;     /* bumped when a thread starts waiting for this lock */
+	__u64 last_rel_ns;  /* the last release */
+	__u32 rel_idx;      /* next slot of rel[] */
+	__u32 pad2;
+	struct ttop_mm_hold rel[MM_HOLDS]; /* the last releases, as a ring */
+};
+
+/* One thread's current mmap_lock operation. */
+struct ttop_mmap_op {
+	__u64 mm;
+	__u64 start_ns;     /* start_locking (0: not trying) */
+	__u64 acquired_ns;  /* acquire_returned with success (0: not holding) */
+	__u64 seq;          /* mm_state.wait_seq when it acquired */
+	__u32 holder_tid;   /* who held the lock when we began to wait */
+	__u32 holder_tgid;
+	__u32 contended;
+	__u32 write;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TTOP_MAX_PROCS);
+	__type(key, __u64);
+	__type(value, struct ttop_mm_state);
+} mm_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TTOP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct ttop_mmap_op);
+} mmap_ops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_MMAP);
+	__type(key, struct ttop_mmap_key);
+	__type(value, struct ttop_mmap_stats);
+} mmap_waits SEC(".maps");
+
+/* Old kernels (before 6.14) pass the memcg path as the second mmap_lock argument. */
+struct trace_event_raw_mmap_lock___old {
+	__u32 __data_loc_memcg_path;
+} __attribute__((preserve_access_index));
+
+/* Written by user space: 1 when lock:contention_begin is attached, so mmap_lock waits
+ * are exactly the rwsem slow-path entries; 0 falls back to a duration threshold. */
+volatile __u32 lock_tp_ok;
+volatile __u64 tick_gen = 1;
+
+/* Read by user space. */
+__u64 cdrops[CDROP__COUNT];
+
+static __always_inline void cdrop(int which)
+{
+	if (which >= 0 && which < CDROP__COUNT)
+		__sync_fetch_and_add(&cdrops[which], 1);
+}
+
+/* A maximum per tick generation: user space bumps tick_gen after each read. Racy by
+ * design (two CPUs may both write): the loser's value is off by one event at most. */
+static __always_inline void max_gen_into(__u64 *slot, __u64 *gen, __u64 v)
+{
+	__u64 g = tick_gen;
+
+	if (*gen != g) {
+		*gen = g;
+		*slot = v;
+	} else if (v > *slot) {
+		*slot = v;
+	}
+}
+
+/* Look up a hash entry, creating it zeroed (or from `init`) if missing. */
+static __always_inline void *get_or_init(void *map, const void *key, const void *init, int drop_idx)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		cdrop(drop_idx);
+	return v;
+}
+
+/* ---------------------------------------------------------------- futex */
+
+static __always_inline __u32 futex_kind(__u32 cmd, __u32 *flags)
+{
+	switch (cmd) {
+	case FUTEX_WAIT:
+		return KIND_WAIT;
+	case FUTEX_WAIT_BITSET:
+		*flags |= TTOP_FUTEX_BITSET;
+		return KIND_WAIT;
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_WAIT_REQUEUE_PI:
+		*flags |= TTOP_FUTEX_PI;
+		return KIND_WAIT;
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_OP:
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+		return KIND_WAKE;
+	case FUTEX_WAKE_BITSET:
+		*flags |= TTOP_FUTEX_BITSET;
+		return KIND_WAKE;
+	case FUTEX_UNLOCK_PI:
+	case FUTEX_CMP_REQUEUE_PI:
+		*flags |= TTOP_FUTEX_PI;
+		return KIND_WAKE;
+	}
+	return KIND_OTHER;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
+{
+	struct ttop_futex_call c = {};
+	__u32 tid;
+
+	/* Every syscall on the machine comes through here: filter first. */
+	if (id != NR_FUTEX && id != NR_FUTEX_WAITV && id != NR_FUTEX_WAIT &&
+	    id != NR_FUTEX_WAKE && id != NR_FUTEX_REQUEUE)
+		return 0;
+
+	if (id == NR_FUTEX) {
+		__u32 op = (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs);
+
+		c.uaddr = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		if (!(op & FUTEX_PRIVATE_FLAG))
+			c.flags |= TTOP_FUTEX_SHARED;
+		c.kind = futex_kind(op & FUTEX_CMD_MASK, &c.flags);
+	} else if (id == NR_FUTEX_WAITV || id == NR_FUTEX_REQUEUE) {
+		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[]:
+		 * account the call to the first word of the vector. */
+		struct { __u64 val; __u64 uaddr; __u32 flags; __u32 rsvd; } w = {};
+		void *vec = (void *)PT_REGS_PARM1_CORE_SYSCALL(regs);
+
+		bpf_probe_read_user(&w, sizeof(w), vec);
+		c.uaddr = w.uaddr;
+		if (!(w.flags & FUTEX_PRIVATE_FLAG))
+			c.flags |= TTOP_FUTEX_SHARED;
+		if (id == NR_FUTEX_WAITV) {
+			c.flags |= TTOP_FUTEX_WAITV;
+			c.kind = KIND_WAIT;
+		} else {
+			c.flags |= TTOP_FUTEX_FUTEX2;
+			c.kind = KIND_WAKE;
+		}
+	} else {
+		/* futex_wait(uaddr, val, mask, flags, ...), futex_wake(uaddr, mask, nr, flags) */
+		__u32 fl = (__u32)PT_REGS_PARM4_CORE_SYSCALL(regs);
+
+		c.uaddr = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		c.flags |= TTOP_FUTEX_FUTEX2;
+		if (!(fl & FUTEX_PRIVATE_FLAG))
+			c.flags |= TTOP_FUTEX_SHARED;
+		c.kind = id == NR_FUTEX_WAIT ? KIND_WAIT : KIND_WAKE;
+	}
+	c.start_ns = bpf_ktime_get_ns();
+	tid = (__u32)bpf_get_current_pid_tgid();
+	/* A stale entry (a lost exit) is simply overwritten. */
+	bpf_map_update_elem(&futex_calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return -1; /* unknown layout: fall back to the per-thread lookup */
+#endif
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = syscall_nr(regs);
+	__u64 pid_tgid, now, dur;
+	__u32 tid, tgid;
+	struct ttop_futex_call *c;
+	struct ttop_futex_key key = {};
+	struct ttop_futex_stats *s, zs = { .ustack = -1 };
+	struct ttop_futex_thread *t, zt = {};
+	struct ttop_futex_proc *p, zp = {};
+	bool slept = false, eagain = false;
+
+	if (id >= 0 && id != NR_FUTEX && id != NR_FUTEX_WAITV && id != NR_FUTEX_WAIT &&
+	    id != NR_FUTEX_WAKE && id != NR_FUTEX_REQUEUE)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	tid = (__u32)pid_tgid;
+	tgid = pid_tgid >> 32;
+	c = bpf_map_lookup_elem(&futex_calls, &tid);
+	if (!c)
+		return 0;
+	now = bpf_ktime_get_ns();
+	dur = now > c->start_ns ? now - c->start_ns : 0;
+	key.tgid = tgid;
+	key.uaddr = c->uaddr;
+	if (c->kind == KIND_WAIT) {
+		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept
+		 * until the timeout or a signal. EAGAIN: the word had already changed, it
+		 * never slept. Other errors (EFAULT, EINVAL, EDEADLK, ...) are neither. */
+		slept = ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
+			(ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK);
+		eagain = ret == -EAGAIN;
+	}
+
+	s = get_or_init(&futexes, &key, &zs, CDROP_FUTEXES);
+	if (s) {
+		__sync_fetch_and_add(&s->calls, 1);
+		s->last_ns = now;
+		s->flags |= c->flags;
+		if (c->kind == KIND_WAIT) {
+			__sync_fetch_and_add(&s->waits, 1);
+			if (eagain)
+				__sync_fetch_and_add(&s->eagain, 1);
+			if (slept) {
+				__sync_fetch_and_add(&s->contended, 1);
+				__sync_fetch_and_add(&s->wait_ns, dur);
+				max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+				/* A user stack walk per contended wait is too much under a
+				 * storm: take the first one, then one in 64. */
+				if (s->ustack < 0 || (s->contended & 63) == 0) {
+					long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+
+					if (sid >= 0) {
+						s->ustack = sid;
+						s->last_tid = tid;
+					} else if (s->ustack < 0) {
+						cdrop(CDROP_STACKS);
+					}
+				}
+			}
+		} else if (c->kind == KIND_WAKE) {
+			__sync_fetch_and_add(&s->wakes, 1);
+			if (ret > 0)
+				__sync_fetch_and_add(&s->woken, ret);
+		}
+	}
+
+	zt.tgid = tgid;
+	t = get_or_init(&futex_threads, &tid, &zt, CDROP_FUTEX_THREADS);
+	if (t) {
+		t->tgid = tgid;
+		t->last_ns = now;
+		t->calls++;
+		if (eagain)
+			t->eagain++;
+		if (slept) {
+			t->contended++;
+			t->wait_ns += dur;
+			max_gen_into(&t->max_wait_ns, &t->max_gen, dur);
+		}
+		if (c->kind == KIND_WAKE)
+			t->wakes++;
+	}
+
+	p = get_or_init(&futex_procs, &tgid, &zp, CDROP_FUTEX_PROCS);
+	if (p) {
+		__sync_fetch_and_add(&p->calls, 1);
+		p->last_ns = now;
+		if (c->kind == KIND_WAIT)
+			__sync_fetch_and_add(&p->waits, 1);
+		if (eagain)
+			__sync_fetch_and_add(&p->eagain, 1);
+		if (slept) {
+			__sync_fetch_and_add(&p->contended, 1);
+			__sync_fetch_and_add(&p->wait_ns, dur);
+		}
+		if (c->kind == KIND_WAKE)
+			__sync_fetch_and_add(&p->wakes, 1);
+	}
+	bpf_map_delete_elem(&futex_calls, &tid);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- mmap_lock helpers */
+
+static __always_inline __u64 mmap_lock_addr(struct mm_struct *mm)
+{
+	return (__u64)(unsigned long)mm + bpf_core_field_offset(struct mm_struct, mmap_lock);
+}
+
+static __always_inline __u32 mm_owner_tgid(struct mm_struct *mm)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+
+	if (bpf_core_field_exists(mm->owner)) {
+		struct task_struct *o = BPF_CORE_READ(mm, owner);
+
+		if (o)
+			return BPF_CORE_READ(o, tgid);
+	}
+	if (BPF_CORE_READ(cur, mm) == mm)
+		return BPF_CORE_READ(cur, tgid);
+	return 0;
+}
+
+static __always_inline struct ttop_mm_state *mm_state_get(struct mm_struct *mm)
+{
+	__u64 key = (__u64)(unsigned long)mm;
+	struct ttop_mm_state *st = bpf_map_lookup_elem(&mm_states, &key);
+	struct ttop_mm_state z = {};
+
+	if (st)
+		return st;
+	z.owner_tgid = mm_owner_tgid(mm);
+	bpf_map_update_elem(&mm_states, &key, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&mm_states, &key);
+}
+
+/* Who is in the way: the writer, else the last reader still counted. */
+static __always_inline void snapshot_holder(struct ttop_mm_state *st, struct ttop_mmap_op *op)
+{
+	if (st->writer_tid) {
+		op->holder_tid = st->writer_tid;
+		op->holder_tgid = st->writer_tgid;
+	} else if (st->readers > 0) {
+		op->holder_tid = st->last_reader_tid;
+		op->holder_tgid = st->last_reader_tgid;
+	}
+}
+
+/* ---------------------------------------------------------------- kernel locks */
+
+static __always_inline void lock_account(struct ttop_lock_wait *w, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ttop_lock_key key = {};
+	struct ttop_lock_stats *s, z = {};
+	__u64 dur = now > w->start_ns ? now - w->start_ns : 0;
+
+	key.lock = w->lock;
+	key.kstack = w->kstack;
+	key.tgid = pid_tgid >> 32;
+	key.flags = w->flags;
+	key.is_mmap = w->is_mmap;
+	s = bpf_map_lookup_elem(&locks, &key);
+	if (!s) {
+		bpf_get_current_comm(&z.comm, sizeof(z.comm));
+		bpf_map_update_elem(&locks, &key, &z, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&locks, &key);
+		if (!s) {
+			cdrop(CDROP_LOCKS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&s->contended, 1);
+	__sync_fetch_and_add(&s->wait_ns, dur);
+	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+	s->last_ns = now;
+	s->last_tid = (__u32)pid_tgid;
+}
+
+static __always_inline bool is_spin(__u32 flags)
+{
+	return (flags & TTOP_LCB_F_SPIN) && !(flags & TTOP_LCB_F_MUTEX);
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 addr = (__u64)(unsigned long)lock;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ttop_lock_wait *w;
+
+	if (is_spin(flags)) {
+		__u32 zero = 0;
+		struct ttop_spin_waits *sw = bpf_map_lookup_elem(&spin_waits, &zero);
+		int i, free_slot = -1;
+
+		if (!sw)
+			return 0;
+		for (i = 0; i < SPIN_SLOTS; i++) {
+			if (sw->slot[i].lock == addr)
+				return 0; /* a repeated begin: keep the first timestamp */
+			if (!sw->slot[i].lock && free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot < 0) {
+			cdrop(CDROP_LOCK_NEST);
+			return 0;
+		}
+		/* Constant index for the verifier. */
+		for (i = 0; i < SPIN_SLOTS; i++) {
+			if (i != free_slot)
+				continue;
+			sw->slot[i].lock = addr;
+			sw->slot[i].start_ns = now;
+			sw->slot[i].flags = flags;
+			sw->slot[i].is_mmap = 0;
+			sw->slot[i].kstack = bpf_get_stackid(ctx, &kstacks, 0);
+			if (sw->slot[i].kstack < 0)
+				cdrop(CDROP_STACKS);
+		}
+		return 0;
+	}
+
+	/* A sleeping lock. A mutex reports begin twice (optimistic spin, then sleep):
+	 * keep the first timestamp and the last flags. */
+	w = bpf_map_lookup_elem(&sleep_waits, &tid);
+	if (w && w->lock == addr && now - w->start_ns < LOCK_STALE_NS) {
+		w->flags = flags;
+		return 0;
+	}
+	{
+		struct ttop_lock_wait nw = {};
+		struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+		struct mm_struct *own = BPF_CORE_READ(cur, mm);
+		struct ttop_mmap_op *op = bpf_map_lookup_elem(&mmap_ops, &tid);
+
+		nw.lock = addr;
+		nw.start_ns = now;
+		nw.flags = flags;
+		nw.kstack = bpf_get_stackid(ctx, &kstacks, 0);
+		if (nw.kstack < 0)
+			cdrop(CDROP_STACKS);
+		if (own && addr == mmap_lock_addr(own))
+			nw.is_mmap = 1;
+		/* An mmap_lock attempt of this thread (its own mm or, like a /proc reader,
+		 * another process's) went into the rwsem slow path: that is a wait. */
+		if (op && op->start_ns && op->mm && addr == mmap_lock_addr((struct mm_struct *)op->mm)) {
+			struct ttop_mm_state *st = mm_state_get((struct mm_struct *)op->mm);
+
+			nw.is_mmap = 1;
+			if (!op->contended && st) {
+				op->contended = 1;
+				snapshot_holder(st, op);
+				__sync_fetch_and_add(&st->wait_seq, 1);
+				__sync_fetch_and_add(&st->waiting, 1);
+			}
+		}
+		bpf_map_update_elem(&sleep_waits, &tid, &nw, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("raw_tp/contention_end")
+int BPF_PROG(ttop_contention_end, void *lock, int ret)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 addr = (__u64)(unsigned long)lock;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 zero = 0;
+	struct ttop_spin_waits *sw = bpf_map_lookup_elem(&spin_waits, &zero);
+	struct ttop_lock_wait *w;
+	int i;
+
+	if (sw) {
+		for (i = 0; i < SPIN_SLOTS; i++) {
+			if (sw->slot[i].lock != addr)
+				continue;
+			lock_account(&sw->slot[i], now);
+			sw->slot[i].lock = 0;
+			return 0;
+		}
+	}
+	w = bpf_map_lookup_elem(&sleep_waits, &tid);
+	if (!w || w->lock != addr)
+		return 0;
+	lock_account(w, now);
+	bpf_map_delete_elem(&sleep_waits, &tid);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- mmap_lock */
+
+/* The tracepoint arguments: (mm, [memcg_path,] write[, success]). The verifier only
+ * walks the branch CO-RE keeps, so the context offset it records fits this kernel. */
+static __always_inline bool mmap_tp_old(void)
+{
+	return bpf_core_field_exists(struct trace_event_raw_mmap_lock___old, __data_loc_memcg_path);
+}
+
+static __always_inline void blame_longest_hold(struct ttop_mm_state *st, struct ttop_mmap_op *op,
+					       __u64 until)
+{
+	__u64 best = 0;
+	int i;
+
+	for (i = 0; i < MM_HOLDS; i++) {
+		__u64 from = st->rel[i].from > op->start_ns ? st->rel[i].from : op->start_ns;
+		__u64 to = st->rel[i].to < until ? st->rel[i].to : until;
+
+		if (to > from && to - from > best && st->rel[i].tgid) {
+			best = to - from;
+			op->holder_tid = st->rel[i].tid;
+			op->holder_tgid = st->rel[i].tgid;
+		}
+	}
+}
+
+static __always_inline void mmap_add_wait(struct ttop_mm_state *st, struct ttop_mmap_op *op, __u32 tid,
+					  __u32 tgid, __u64 dur)
+{
+	struct ttop_mmap_key key = {};
+	struct ttop_mmap_stats *s, z = {};
+
+	key.victim = st ? st->owner_tgid : 0;
+	key.holder = op->holder_tgid;
+	key.waiter_tid = tid;
+	z.waiter_tgid = tgid;
+	z.holder_tid = op->holder_tid;
+	bpf_get_current_comm(&z.comm, sizeof(z.comm));
+	s = get_or_init(&mmap_waits, &key, &z, CDROP_MMAP);
+	if (!s)
+		return;
+	__sync_fetch_and_add(&s->waits, 1);
+	__sync_fetch_and_add(&s->wait_ns, dur);
+	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+	s->last_ns = op->start_ns + dur;
+}
+
+static __always_inline int mmap_start(struct mm_struct *mm, bool write)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ttop_mmap_op op = {};
+	struct ttop_mmap_op *old = bpf_map_lookup_elem(&mmap_ops, &tid);
+
+	if (!mm)
+		return 0;
+	/* A wait whose end we never saw: it is not waiting any more. */
+	if (old && old->contended && old->start_ns) {
+		__u64 okey = old->mm;
+		struct ttop_mm_state *ost = bpf_map_lookup_elem(&mm_states, &okey);
+
+		if (ost && ost->waiting > 0)
+			__sync_fetch_and_add(&ost->waiting, -1);
+	}
+	op.mm = (__u64)(unsigned long)mm;
+	op.start_ns = bpf_ktime_get_ns();
+	op.write = write;
+	if (!lock_tp_ok) {
+		/* No slow-path signal: guess the holder now, and tell the holder that
+		 * someone may be waiting when the lock is visibly taken against us. */
+		struct ttop_mm_state *st = mm_state_get(mm);
+
+		if (st && (st->writer_tid || (write && st->readers > 0))) {
+			snapshot_holder(st, &op);
+			op.contended = 1;
+			__sync_fetch_and_add(&st->wait_seq, 1);
+			__sync_fetch_and_add(&st->waiting, 1);
+		}
+	}
+	bpf_map_update_elem(&mmap_ops, &tid, &op, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool success)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	__u64 now = bpf_ktime_get_ns();
+	struct ttop_mmap_op *op = bpf_map_lookup_elem(&mmap_ops, &tid);
+	struct ttop_mm_state *st;
+
+	if (!mm)
+		return 0;
+	st = mm_state_get(mm);
+	__u64 granted = now;
+
+	if (op && op->mm == (__u64)(unsigned long)mm && op->start_ns) {
+		__u64 dur = now > op->start_ns ? now - op->start_ns : 0;
+		bool waited = op->contended || (!lock_tp_ok && dur >= MMAP_SLOW_NS);
+
+		if (op->contended && st && st->waiting > 0)
+			__sync_fetch_and_add(&st->waiting, -1);
+		op->contended = 0;
+
+		if (waited) {
+			/* An rwsem hands the lock to a queued thread at the release that
+			 * wakes it: its wait ends there, not when it gets a CPU again. */
+			if (st && st->last_rel_ns > op->start_ns && st->last_rel_ns < now) {
+				granted = st->last_rel_ns;
+				dur = granted - op->start_ns;
+			}
+			/* Who held it longest while we waited is who kept us waiting. This
+			 * beats the snapshot taken when the wait began: a reader handed the
+			 * lock while starved of CPU holds it unseen until it runs again, and
+			 * threads queued behind a queued writer wait for the holder, not it. */
+			if (st)
+				blame_longest_hold(st, op, granted);
+			mmap_add_wait(st, op, tid, tgid, dur);
+		} else {
+			/* Uncontended: the lock was taken right after start_locking; the
+			 * thread may have been preempted before this event fired. */
+			granted = op->start_ns;
+		}
+		op->start_ns = 0;
+	}
+	if (!success || !st)
+		return 0;
+	if (write) {
+		st->writer_tid = tid;
+		st->writer_tgid = tgid;
+		st->readers = 0;
+	} else {
+		__sync_fetch_and_add(&st->readers, 1);
+		st->last_reader_tid = tid;
+		st->last_reader_tgid = tgid;
+		st->writer_tid = 0;
+	}
+	if (op && op->mm == (__u64)(unsigned long)mm) {
+		/* Held since the lock was handed over (for a waiter), else since now. */
+		op->acquired_ns = granted;
+		op->seq = st->wait_seq;
+	}
+	return 0;
+}
+
+static __always_inline int mmap_released(struct mm_struct *mm, bool write)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 key = (__u64)(unsigned long)mm;
+	struct ttop_mm_state *st = bpf_map_lookup_elem(&mm_states, &key);
+	struct ttop_mmap_op *op = bpf_map_lookup_elem(&mmap_ops, &tid);
+
+	if (op && op->mm == key && op->acquired_ns) {
+		/* Someone began waiting while we held it: this hold is contended. */
+		if (st && (st->wait_seq != op->seq || st->waiting > 0)) {
+			struct ttop_mmap_key k = {};
+			struct ttop_mmap_stats *s, z = {};
+
+			k.victim = st->owner_tgid;
+			k.holder = tgid;
+			k.waiter_tid = 0;
+			z.waiter_tgid = tgid;
+			z.holder_tid = tid;
+			bpf_get_current_comm(&z.comm, sizeof(z.comm));
+			s = get_or_init(&mmap_waits, &k, &z, CDROP_MMAP);
+			if (s) {
+				__sync_fetch_and_add(&s->holds, 1);
+				__sync_fetch_and_add(&s->hold_ns, now - op->acquired_ns);
+				s->holder_tid = tid;
+				s->last_ns = now;
+			}
+		}
+	}
+	if (st) {
+		__u32 i = st->rel_idx++ % MM_HOLDS;
+
+		st->last_rel_ns = now;
+		if (i < MM_HOLDS) {
+			st->rel[i].from = op && op->mm == key && op->acquired_ns ? op->acquired_ns : now;
+			st->rel[i].to = now;
+			st->rel[i].tid = tid;
+			st->rel[i].tgid = tgid;
+		}
+	}
+	if (op && op->mm == key) {
+		op->acquired_ns = 0;
+		op->mm = 0;
+	}
+	if (!st)
+		return 0;
+	if (write) {
+		st->writer_tid = 0;
+	} else if (st->readers > 0) {
+		__sync_fetch_and_add(&st->readers, -1);
+	}
+	return 0;
+}
+
+SEC("raw_tp/mmap_lock_start_locking")
+int ttop_mmap_start_locking(__u64 *ctx)
+{
+	if (mmap_tp_old())
+		return mmap_start((struct mm_struct *)ctx[0], (bool)ctx[2]);
+	return mmap_start((struct mm_struct *)ctx[0], (bool)ctx[1]);
+}
+
+SEC("raw_tp/mmap_lock_acquire_returned")
+int ttop_mmap_acquire_returned(__u64 *ctx)
+{
+	if (mmap_tp_old())
+		return mmap_acquired((struct mm_struct *)ctx[0], (bool)ctx[2], (bool)ctx[3]);
+	return mmap_acquired((struct mm_struct *)ctx[0], (bool)ctx[1], (bool)ctx[2]);
+}
+
+SEC("raw_tp/mmap_lock_released")
+int ttop_mmap_released(__u64 *ctx)
+{
+	if (mmap_tp_old())
+		return mmap_released((struct mm_struct *)ctx[0], (bool)ctx[2]);
+	return mmap_released((struct mm_struct *)ctx[0], (bool)ctx[1]);
+}

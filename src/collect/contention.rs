@@ -1,0 +1,397 @@
+//! The contention collector: loads bpf/contention.bpf.c, attaches each probe on its own
+//! (futex: raw_syscalls sys_enter/sys_exit; kernel locks: lock:contention_begin/end;
+//! mmap_lock: mmap_lock:start_locking/acquire_returned/released) and reads the maps
+//! once per tick. A kernel that lacks a group loses that group, with a reason in
+//! `problems`, and the rest works.
+
+use std::collections::HashMap;
+use std::mem::MaybeUninit;
+
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
+
+use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
+use crate::model::contention::{
+    ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample, LockSample,
+    MmapSample,
+};
+
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/contention.skel.rs"));
+}
+use skel::{ContentionSkel, ContentionSkelBuilder, types};
+
+/// Entries idle longer than this (or 3 intervals, if longer) are deleted from the maps.
+const IDLE_NS: u64 = 10_000_000_000;
+/// Futex words per tick whose waiter stack is symbolised.
+const TOP_STACKS: usize = 8;
+
+pub struct ContentionCollector {
+    skel: ContentionSkel<'static>,
+    _links: Vec<Link>,
+    /// Probe groups that could not attach, with why.
+    pub problems: Vec<String>,
+    futex_ok: bool,
+    locks_ok: bool,
+    mmap_ok: bool,
+    syms: Symbolizer,
+    last_read_ns: u64,
+    /// Cumulative contended count per futex word at the previous read (to pick the top).
+    prev_contended: HashMap<(u32, u64), u64>,
+}
+
+fn lookup_all(map: &libbpf_rs::Map) -> Vec<(Vec<u8>, Vec<u8>)> {
+    match map.lookup_batch(4096, MapFlags::ANY, MapFlags::ANY) {
+        Ok(it) => it.collect(),
+        // Kernels without batch ops on this map type: walk the keys.
+        Err(_) => map
+            .keys()
+            .filter_map(|k| {
+                let v = map.lookup(&k, MapFlags::ANY).ok().flatten()?;
+                Some((k, v))
+            })
+            .collect(),
+    }
+}
+
+fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
+    if id < 0 {
+        return Vec::new();
+    }
+    let Ok(Some(v)) = map.lookup(&(id as u32).to_ne_bytes(), MapFlags::ANY) else {
+        return Vec::new();
+    };
+    v.chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+        .take_while(|&ip| ip != 0)
+        .collect()
+}
+
+impl ContentionCollector {
+    /// Open, load and attach. Err is a one-line, user-facing reason.
+    pub fn load() -> Result<Self, String> {
+        // Leaked once per process, as in SchedCollector::load.
+        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+        let open = ContentionSkelBuilder::default()
+            .open(obj)
+            .map_err(|e| explain("eBPF contention probes: open", &e))?;
+        let skel = open
+            .load()
+            .map_err(|e| explain("eBPF contention probes: load", &e))?;
+        let mut links = Vec::new();
+        let mut problems = Vec::new();
+        let mut group = |what: &str, progs: &[(&str, &libbpf_rs::ProgramMut<'static>)]| -> bool {
+            let mut ok = true;
+            let mut got = Vec::new();
+            for (name, p) in progs {
+                match p.attach() {
+                    Ok(l) => got.push(l),
+                    Err(e) => {
+                        if ok {
+                            problems.push(explain(&format!("{what} off: probe {name}"), &e));
+                        }
+                        ok = false;
+                    }
+                }
+            }
+            // A half-attached pair would only leave stale entries: all or nothing.
+            if ok {
+                links.extend(got);
+            }
+            ok
+        };
+        let p = &skel.progs;
+        let futex_ok = group(
+            "futex view",
+            &[
+                ("raw_syscalls:sys_enter", &p.ttop_sys_enter),
+                ("raw_syscalls:sys_exit", &p.ttop_sys_exit),
+            ],
+        );
+        let locks_ok = group(
+            "kernel lock view",
+            &[
+                ("lock:contention_begin", &p.ttop_contention_begin),
+                ("lock:contention_end", &p.ttop_contention_end),
+            ],
+        );
+        let mmap_ok = group(
+            "mmap_lock view",
+            &[
+                (
+                    "mmap_lock:mmap_lock_start_locking",
+                    &p.ttop_mmap_start_locking,
+                ),
+                (
+                    "mmap_lock:mmap_lock_acquire_returned",
+                    &p.ttop_mmap_acquire_returned,
+                ),
+                ("mmap_lock:mmap_lock_released", &p.ttop_mmap_released),
+            ],
+        );
+        if !futex_ok && !locks_ok && !mmap_ok {
+            return Err(problems
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "contention probes: none attached".into()));
+        }
+        if mmap_ok && !locks_ok {
+            problems.push(
+                "mmap_lock waits are guessed from acquisitions slower than 10 us (no lock:contention_begin)"
+                    .into(),
+            );
+        }
+        let mut c = Self {
+            skel,
+            _links: links,
+            problems,
+            futex_ok,
+            locks_ok,
+            mmap_ok,
+            syms: Symbolizer::default(),
+            last_read_ns: 0,
+            prev_contended: HashMap::new(),
+        };
+        let lock_tp = u32::from(locks_ok);
+        let bss = c.bss();
+        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
+        unsafe { std::ptr::write_volatile(&mut bss.lock_tp_ok, lock_tp) };
+        Ok(c)
+    }
+
+    fn data(&mut self) -> &mut types::data {
+        self.skel
+            .maps
+            .data_data
+            .as_deref_mut()
+            .expect(".data is mmapped")
+    }
+
+    fn bss(&mut self) -> &mut types::bss {
+        self.skel
+            .maps
+            .bss_data
+            .as_deref_mut()
+            .expect(".bss is mmapped")
+    }
+
+    /// Read every map once; `mono_ns` is the sample time (CLOCK_MONOTONIC, as the
+    /// programs' bpf_ktime_get_ns). Idle entries are deleted after they were reported.
+    pub fn read(&mut self, mono_ns: u64) -> ContentionSample {
+        let gap = if self.last_read_ns == 0 {
+            0
+        } else {
+            mono_ns.saturating_sub(self.last_read_ns)
+        };
+        self.last_read_ns = mono_ns;
+        let window = IDLE_NS.max(gap.saturating_mul(3));
+        let fresh = |last: u64| last.saturating_add(window) >= mono_ns;
+        let tick_gen = self.data().tick_gen;
+        let max_of = |v: u64, g: u64| if g == tick_gen { v } else { 0 };
+        let mut out = ContentionSample {
+            futex_ok: self.futex_ok,
+            locks_ok: self.locks_ok,
+            mmap_ok: self.mmap_ok,
+            ..Default::default()
+        };
+        let maps = &self.skel.maps;
+
+        let mut stale = Vec::new();
+        let mut futex_stacks: Vec<(usize, i32)> = Vec::new();
+        for (k, v) in lookup_all(&maps.futexes) {
+            let key: types::ttop_futex_key = from_bytes(&k);
+            let s: types::ttop_futex_stats = from_bytes(&v);
+            if !fresh(s.last_ns) {
+                stale.push(k);
+                continue;
+            }
+            if s.ustack >= 0 {
+                futex_stacks.push((out.futexes.len(), s.ustack));
+            }
+            out.futexes.push(FutexSample {
+                tgid: key.tgid,
+                uaddr: key.uaddr,
+                calls: s.calls,
+                waits: s.waits,
+                contended: s.contended,
+                eagain: s.eagain,
+                wait_ns: s.wait_ns,
+                max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
+                wakes: s.wakes,
+                woken: s.woken,
+                flags: s.flags,
+                last_tid: s.last_tid,
+                caller: String::new(),
+                stack: Vec::new(),
+            });
+        }
+        for k in stale.drain(..) {
+            let _ = maps.futexes.delete(&k);
+        }
+
+        for (k, v) in lookup_all(&maps.futex_threads) {
+            let t: types::ttop_futex_thread = from_bytes(&v);
+            if !fresh(t.last_ns) {
+                stale.push(k);
+                continue;
+            }
+            out.futex_threads.push(FutexThreadSample {
+                tid: key_u32(&k),
+                tgid: t.tgid,
+                calls: t.calls,
+                contended: t.contended,
+                eagain: t.eagain,
+                wait_ns: t.wait_ns,
+                max_wait_ns: max_of(t.max_wait_ns, t.max_gen),
+                wakes: t.wakes,
+            });
+        }
+        for k in stale.drain(..) {
+            let _ = maps.futex_threads.delete(&k);
+        }
+
+        for (k, v) in lookup_all(&maps.futex_procs) {
+            let p: types::ttop_futex_proc = from_bytes(&v);
+            if !fresh(p.last_ns) {
+                stale.push(k);
+                continue;
+            }
+            out.futex_procs.push(FutexProcSample {
+                tgid: key_u32(&k),
+                calls: p.calls,
+                waits: p.waits,
+                contended: p.contended,
+                eagain: p.eagain,
+                wait_ns: p.wait_ns,
+                wakes: p.wakes,
+            });
+        }
+        for k in stale.drain(..) {
+            let _ = maps.futex_procs.delete(&k);
+        }
+
+        for (k, v) in lookup_all(&maps.locks) {
+            let key: types::ttop_lock_key = from_bytes(&k);
+            let s: types::ttop_lock_stats = from_bytes(&v);
+            if !fresh(s.last_ns) {
+                stale.push(k);
+                continue;
+            }
+            let ips = stack_ips(&maps.kstacks, key.kstack);
+            let (caller, _) = if ips.is_empty() {
+                (String::from("?"), Vec::new())
+            } else {
+                self.syms.kernel_stack(key.kstack, &ips)
+            };
+            out.locks.push(LockSample {
+                lock: key.lock,
+                tgid: key.tgid,
+                flags: key.flags,
+                is_mmap: key.is_mmap != 0,
+                contended: s.contended,
+                wait_ns: s.wait_ns,
+                max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
+                last_tid: s.last_tid,
+                comm: c_str(&s.comm.map(|c| c as u8)),
+                caller,
+                stack: Vec::new(),
+            });
+        }
+        for k in stale.drain(..) {
+            let _ = maps.locks.delete(&k);
+        }
+
+        for (k, v) in lookup_all(&maps.mmap_waits) {
+            let key: types::ttop_mmap_key = from_bytes(&k);
+            let s: types::ttop_mmap_stats = from_bytes(&v);
+            if !fresh(s.last_ns) {
+                stale.push(k);
+                continue;
+            }
+            out.mmap.push(MmapSample {
+                victim: key.victim,
+                holder: key.holder,
+                holder_tid: s.holder_tid,
+                waiter_tid: key.waiter_tid,
+                waiter_tgid: s.waiter_tgid,
+                waits: s.waits,
+                wait_ns: s.wait_ns,
+                max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
+                hold_ns: s.hold_ns,
+                holds: s.holds,
+                comm: c_str(&s.comm.map(|c| c as u8)),
+            });
+        }
+        for k in stale.drain(..) {
+            let _ = maps.mmap_waits.delete(&k);
+        }
+
+        self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
+
+        let bss = self.bss();
+        let d = bss.cdrops;
+        out.drops = ContentionDrops {
+            futexes: d[0],
+            futex_threads: d[1],
+            futex_procs: d[2],
+            locks: d[3],
+            mmap: d[4],
+            stacks: d[5],
+            lock_nest: d[6],
+        };
+        let data = self.data();
+        // SAFETY: as in load(); starts a new interval for the max trackers.
+        unsafe { std::ptr::write_volatile(&mut data.tick_gen, tick_gen + 1) };
+        out
+    }
+
+    /// Name the waiter stacks of the futex words with the most contended waits this
+    /// interval (and keep naming those already cached).
+    fn symbolise_top_futexes(
+        &mut self,
+        futexes: &mut [FutexSample],
+        stacks: &[(usize, i32)],
+        now: u64,
+    ) {
+        let mut ranked: Vec<(u64, usize, i32)> = stacks
+            .iter()
+            .map(|&(i, id)| {
+                let f = &futexes[i];
+                let prev = self
+                    .prev_contended
+                    .get(&(f.tgid, f.uaddr))
+                    .copied()
+                    .unwrap_or(0);
+                (f.contended.saturating_sub(prev), i, id)
+            })
+            .filter(|r| r.0 > 0)
+            .collect();
+        ranked.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut new_budget = MAX_NEW_PER_TICK;
+        for &(_, i, id) in ranked.iter().take(TOP_STACKS) {
+            let pid = futexes[i].tgid;
+            if !self.syms.has_user(pid, id) {
+                if new_budget == 0 {
+                    continue;
+                }
+                new_budget -= 1;
+            }
+            let ips = stack_ips(&self.skel.maps.ustacks, id);
+            if ips.is_empty() {
+                continue;
+            }
+            let (caller, frames) = self.syms.user_stack(pid, id, &ips, now);
+            futexes[i].caller = caller;
+            futexes[i].stack = frames;
+        }
+        self.prev_contended = futexes
+            .iter()
+            .map(|f| ((f.tgid, f.uaddr), f.contended))
+            .collect();
+        if self.prev_contended.len() < 4096 {
+            let live: std::collections::HashSet<u32> = futexes.iter().map(|f| f.tgid).collect();
+            self.syms.retain_pids(|p| live.contains(&p));
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! The contention part of a Frame (futexes, kernel locks, mmap_lock) and its
+//! derivation from two ContentionSamples. Pure, like `derive`.
+//!
+//! JSON keys here are a public contract (`ttop --json`): add, never rename.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use super::contention::{
+    ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample, LockSample,
+    MmapSample,
+};
+use super::derive::delta;
+use super::frame::ProcFrame;
+use super::sample::ProcScan;
+
+/// Rows kept per table (the screen shows fewer; JSON gets these).
+pub const MAX_ROWS: usize = 64;
+
+/// One futex word during the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FutexFrame {
+    pub pid: u32,
+    pub comm: String,
+    /// The futex word's user address (the process's own pointer to it).
+    pub uaddr: u64,
+    /// "private" or "shared", with "+pi", "+waitv", "+futex2" when seen.
+    pub kind: String,
+    /// Every futex call on the word.
+    pub calls: u64,
+    /// Wait calls that blocked (woken, timed out or interrupted after sleeping).
+    pub contended: u64,
+    /// Wait calls that returned EAGAIN at once (the word had already changed).
+    pub eagain: u64,
+    /// Wake calls, and the threads they woke.
+    pub wakes: u64,
+    pub woken: u64,
+    pub total_wait_ms: f64,
+    pub max_wait_us: f64,
+    pub avg_wait_us: f64,
+    /// Waiter's first frame outside libc's lock code ("" when not symbolised).
+    pub caller: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
+}
+
+/// Futex activity of one thread during the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FutexThreadFrame {
+    pub tid: u32,
+    pub pid: u32,
+    pub calls: u64,
+    pub contended: u64,
+    pub eagain: u64,
+    pub wakes: u64,
+    pub total_wait_ms: f64,
+    pub max_wait_us: f64,
+    pub avg_wait_us: f64,
+}
+
+/// A process that waited for a kernel lock.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LockWaiterFrame {
+    pub pid: u32,
+    pub comm: String,
+    pub contended: u64,
+    pub total_wait_ms: f64,
+}
+
+/// One kernel lock reached from one caller, during the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LockFrame {
+    /// spinlock, rwlock:R/W, rwsem:R/W, mutex, mutex:spin, rtmutex, pcpu-sem:R/W, semaphore.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// First kernel function outside the locking code, "function+0xoff".
+    pub caller: String,
+    /// The lock's kernel address, hex (a JSON number would lose its low bits).
+    pub lock: String,
+    /// The lock is some process's mm->mmap_lock.
+    pub mmap_lock: bool,
+    pub contended: u64,
+    pub total_wait_ms: f64,
+    pub max_wait_us: f64,
+    pub avg_wait_us: f64,
+    /// The processes that waited, most waiting first.
+    pub waiters: Vec<LockWaiterFrame>,
+}
+
+/// Who held a victim's mmap_lock while its threads waited, during the interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MmapLockFrame {
+    pub victim_pid: u32,
+    pub victim_comm: String,
+    /// 0: the holder was not seen taking the lock (attached mid-hold, or a trylock path).
+    pub holder_pid: u32,
+    pub holder_comm: String,
+    /// Time the holder held the lock while somebody waited for it.
+    pub hold_ms: f64,
+    /// Distinct threads that waited.
+    pub waiters: u32,
+    /// Contended acquisitions.
+    pub waits: u64,
+    pub total_wait_ms: f64,
+    pub max_wait_us: f64,
+    /// Processes the waiting threads belong to (usually just the victim).
+    pub waiter_pids: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ContentionDropsFrame {
+    pub futexes: u64,
+    pub futex_threads: u64,
+    pub futex_procs: u64,
+    pub locks: u64,
+    pub mmap: u64,
+    pub stacks: u64,
+    pub lock_nest: u64,
+}
+
+impl ContentionDropsFrame {
+    pub fn total(&self) -> u64 {
+        self.futexes
+            + self.futex_threads
+            + self.futex_procs
+            + self.locks
+            + self.mmap
+            + self.stacks
+            + self.lock_nest
+    }
+}
+
+/// The contention part of a Frame (flattened into it: the keys are top level).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ContentionFrame {
+    /// Futex words by contended waits, then total wait.
+    pub futexes: Vec<FutexFrame>,
+    /// Threads by futex calls.
+    pub futex_threads: Vec<FutexThreadFrame>,
+    /// Kernel locks by total wait.
+    pub locks: Vec<LockFrame>,
+    /// mmap_lock (victim, holder) pairs by total wait.
+    pub mmap_lock: Vec<MmapLockFrame>,
+    /// Contention events lost this interval, by map.
+    pub contention_drops: ContentionDropsFrame,
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+fn avg_us(ns: u64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        ns as f64 / n as f64 / 1e3
+    }
+}
+
+/// The interval max, never below the average (a max from a racing generation bump
+/// may be missing).
+fn max_us(max_ns: u64, total_ns: u64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        us(max_ns).max(avg_us(total_ns, n))
+    }
+}
+
+/// perf lock's names for the lock:contention_begin flags.
+pub fn lock_type(flags: u32) -> String {
+    const SPIN: u32 = 1;
+    const READ: u32 = 2;
+    const WRITE: u32 = 4;
+    const RT: u32 = 8;
+    const PERCPU: u32 = 16;
+    const MUTEX: u32 = 32;
+    let s = match flags & 0x3f {
+        0 => "semaphore",
+        SPIN => "spinlock",
+        f if f == SPIN | READ => "rwlock:R",
+        f if f == SPIN | WRITE => "rwlock:W",
+        READ => "rwsem:R",
+        WRITE => "rwsem:W",
+        RT => "rtmutex",
+        f if f == RT | READ => "rwlock-rt:R",
+        f if f == RT | WRITE => "rwlock-rt:W",
+        f if f == PERCPU | READ => "pcpu-sem:R",
+        f if f == PERCPU | WRITE => "pcpu-sem:W",
+        MUTEX => "mutex",
+        f if f == MUTEX | SPIN => "mutex:spin",
+        f => return format!("flags:{f:#x}"),
+    };
+    s.to_string()
+}
+
+/// "private"/"shared" plus the variants seen (TTOP_FUTEX_* bits).
+pub fn futex_kind(flags: u32) -> String {
+    let mut s = String::from(if flags & 1 != 0 { "shared" } else { "private" });
+    for (bit, name) in [(2, "+pi"), (4, "+waitv"), (16, "+futex2")] {
+        if flags & bit != 0 {
+            s.push_str(name);
+        }
+    }
+    s
+}
+
+fn index<'a, K: std::hash::Hash + Eq, T>(
+    rows: Option<&'a [T]>,
+    key: impl Fn(&T) -> K,
+) -> HashMap<K, &'a T> {
+    rows.map(|r| r.iter().map(|x| (key(x), x)).collect())
+        .unwrap_or_default()
+}
+
+fn futex_rows(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+    comm: &dyn Fn(u32) -> String,
+) -> Vec<FutexFrame> {
+    let pm = index(prev.map(|p| p.futexes.as_slice()), |f: &FutexSample| {
+        (f.tgid, f.uaddr)
+    });
+    let zero = FutexSample::default();
+    let mut rows: Vec<FutexFrame> = cur
+        .futexes
+        .iter()
+        .filter_map(|c| {
+            let p = pm.get(&(c.tgid, c.uaddr)).copied().unwrap_or(&zero);
+            let calls = delta(p.calls, c.calls);
+            if calls == 0 {
+                return None;
+            }
+            let contended = delta(p.contended, c.contended);
+            let wait = delta(p.wait_ns, c.wait_ns);
+            Some(FutexFrame {
+                pid: c.tgid,
+                comm: comm(c.tgid),
+                uaddr: c.uaddr,
+                kind: futex_kind(c.flags),
+                calls,
+                contended,
+                eagain: delta(p.eagain, c.eagain),
+                wakes: delta(p.wakes, c.wakes),
+                woken: delta(p.woken, c.woken),
+                total_wait_ms: ms(wait),
+                max_wait_us: max_us(c.max_wait_ns, wait, contended),
+                avg_wait_us: avg_us(wait, contended),
+                caller: c.caller.clone(),
+                stack: c.stack.clone(),
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.contended
+            .cmp(&a.contended)
+            .then(b.total_wait_ms.total_cmp(&a.total_wait_ms))
+            .then(b.calls.cmp(&a.calls))
+            .then(a.pid.cmp(&b.pid))
+            .then(a.uaddr.cmp(&b.uaddr))
+    });
+    rows.truncate(MAX_ROWS);
+    rows
+}
+
+fn futex_thread_rows(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+) -> Vec<FutexThreadFrame> {
+    let pm = index(
+        prev.map(|p| p.futex_threads.as_slice()),
+        |t: &FutexThreadSample| t.tid,
+    );
+    let mut rows: Vec<FutexThreadFrame> = cur
+        .futex_threads
+        .iter()
+        .filter_map(|c| {
+            let p = pm
+                .get(&c.tid)
+                .filter(|p| p.tgid == c.tgid)
+                .copied()
+                .copied()
+                .unwrap_or_default();
+            let calls = delta(p.calls, c.calls);
+            if calls == 0 {
+                return None;
+            }
+            let contended = delta(p.contended, c.contended);
+            let wait = delta(p.wait_ns, c.wait_ns);
+            Some(FutexThreadFrame {
+                tid: c.tid,
+                pid: c.tgid,
+                calls,
+                contended,
+                eagain: delta(p.eagain, c.eagain),
+                wakes: delta(p.wakes, c.wakes),
+                total_wait_ms: ms(wait),
+                max_wait_us: max_us(c.max_wait_ns, wait, contended),
+                avg_wait_us: avg_us(wait, contended),
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.tid.cmp(&b.tid)));
+    rows.truncate(MAX_ROWS);
+    rows
+}
+
+fn lock_rows(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+    comm: &dyn Fn(u32) -> String,
+) -> Vec<LockFrame> {
+    // The kernel key is (lock, stack, tgid, flags, mmap); the stack is not kept in the
+    // Sample, so the caller string stands for it.
+    let key = |l: &LockSample| -> (u64, String, u32, u32, bool) {
+        (l.lock, l.caller.clone(), l.tgid, l.flags, l.is_mmap)
+    };
+    let mut pm: HashMap<(u64, String, u32, u32, bool), (u64, u64)> = HashMap::new();
+    for l in prev.map(|p| p.locks.as_slice()).unwrap_or_default() {
+        let e = pm.entry(key(l)).or_default();
+        e.0 += l.contended;
+        e.1 += l.wait_ns;
+    }
+    let mut cm: HashMap<(u64, String, u32, u32, bool), (u64, u64, u64, String)> = HashMap::new();
+    for l in &cur.locks {
+        let e = cm.entry(key(l)).or_default();
+        e.0 += l.contended;
+        e.1 += l.wait_ns;
+        e.2 = e.2.max(l.max_wait_ns);
+        if e.3.is_empty() {
+            e.3 = l.comm.clone();
+        }
+    }
+    // Group by (lock, caller, type): one row, with the processes that waited.
+    let mut rows: HashMap<(u64, String, u32, bool), (LockFrame, u64, u64, u64)> = HashMap::new();
+    for (k, (cont, wait, max, wcomm)) in cm {
+        let (pc, pw) = pm.get(&k).copied().unwrap_or_default();
+        let dc = delta(pc, cont);
+        let dw = delta(pw, wait);
+        if dc == 0 {
+            continue;
+        }
+        let (lock, caller, tgid, flags, mmap) = k;
+        let e = rows
+            .entry((lock, caller.clone(), flags, mmap))
+            .or_insert_with(|| {
+                (
+                    LockFrame {
+                        kind: lock_type(flags),
+                        caller,
+                        lock: format!("{lock:#x}"),
+                        mmap_lock: mmap,
+                        ..Default::default()
+                    },
+                    0,
+                    0,
+                    0,
+                )
+            });
+        e.1 += dc;
+        e.2 += dw;
+        e.3 = e.3.max(max);
+        let pcomm = comm(tgid);
+        e.0.waiters.push(LockWaiterFrame {
+            pid: tgid,
+            comm: if pcomm.is_empty() { wcomm } else { pcomm },
+            contended: dc,
+            total_wait_ms: ms(dw),
+        });
+    }
+    let mut out: Vec<LockFrame> = rows
+        .into_values()
+        .map(|(mut f, n, w, m)| {
+            f.contended = n;
+            f.total_wait_ms = ms(w);
+            f.max_wait_us = max_us(m, w, n);
+            f.avg_wait_us = avg_us(w, n);
+            f.waiters.sort_by(|a, b| {
+                b.total_wait_ms
+                    .total_cmp(&a.total_wait_ms)
+                    .then(a.pid.cmp(&b.pid))
+            });
+            f
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_wait_ms
+            .total_cmp(&a.total_wait_ms)
+            .then(b.contended.cmp(&a.contended))
+            .then(a.caller.cmp(&b.caller))
+            .then(a.lock.cmp(&b.lock))
+    });
+    out.truncate(MAX_ROWS);
+    out
+}
+
+fn mmap_rows(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+    comm: &dyn Fn(u32) -> String,
+) -> Vec<MmapLockFrame> {
+    let pm = index(prev.map(|p| p.mmap.as_slice()), |m: &MmapSample| {
+        (m.victim, m.holder, m.waiter_tid)
+    });
+    let zero = MmapSample::default();
+    #[derive(Default)]
+    struct Acc {
+        waits: u64,
+        wait_ns: u64,
+        max_ns: u64,
+        hold_ns: u64,
+        tids: BTreeSet<u32>,
+        pids: BTreeSet<u32>,
+        holder_comm: String,
+    }
+    let mut acc: HashMap<(u32, u32), Acc> = HashMap::new();
+    for c in &cur.mmap {
+        let p = pm
+            .get(&(c.victim, c.holder, c.waiter_tid))
+            .copied()
+            .unwrap_or(&zero);
+        let waits = delta(p.waits, c.waits);
+        let hold = delta(p.hold_ns, c.hold_ns);
+        if waits == 0 && hold == 0 {
+            continue;
+        }
+        let a = acc.entry((c.victim, c.holder)).or_default();
+        if c.waiter_tid == 0 {
+            a.hold_ns += hold;
+            a.holder_comm = c.comm.clone();
+        } else {
+            a.waits += waits;
+            a.wait_ns += delta(p.wait_ns, c.wait_ns);
+            a.max_ns = a.max_ns.max(c.max_wait_ns);
+            a.tids.insert(c.waiter_tid);
+            a.pids.insert(c.waiter_tgid);
+        }
+    }
+    let mut rows: Vec<MmapLockFrame> = acc
+        .into_iter()
+        .map(|((victim, holder), a)| {
+            let hc = comm(holder);
+            MmapLockFrame {
+                victim_pid: victim,
+                victim_comm: comm(victim),
+                holder_pid: holder,
+                holder_comm: if hc.is_empty() { a.holder_comm } else { hc },
+                hold_ms: ms(a.hold_ns),
+                waiters: a.tids.len() as u32,
+                waits: a.waits,
+                total_wait_ms: ms(a.wait_ns),
+                max_wait_us: max_us(a.max_ns, a.wait_ns, a.waits),
+                waiter_pids: a.pids.into_iter().collect(),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_wait_ms
+            .total_cmp(&a.total_wait_ms)
+            .then(b.hold_ms.total_cmp(&a.hold_ms))
+            .then(a.victim_pid.cmp(&b.victim_pid))
+            .then(a.holder_pid.cmp(&b.holder_pid))
+    });
+    rows.truncate(MAX_ROWS);
+    rows
+}
+
+fn drops(prev: Option<&ContentionSample>, cur: &ContentionSample) -> ContentionDropsFrame {
+    let p = prev.map(|p| p.drops.clone()).unwrap_or_default();
+    let c: &ContentionDrops = &cur.drops;
+    ContentionDropsFrame {
+        futexes: delta(p.futexes, c.futexes),
+        futex_threads: delta(p.futex_threads, c.futex_threads),
+        futex_procs: delta(p.futex_procs, c.futex_procs),
+        locks: delta(p.locks, c.locks),
+        mmap: delta(p.mmap, c.mmap),
+        stacks: delta(p.stacks, c.stacks),
+        lock_nest: delta(p.lock_nest, c.lock_nest),
+    }
+}
+
+/// The contention part of the Frame for the interval between `prev` and `cur`, and the
+/// per-process futex columns filled into `procs`. With no previous sample, all empty.
+pub fn derive_contention(
+    prev: Option<&ContentionSample>,
+    cur: Option<&ContentionSample>,
+    has_prev: bool,
+    scan: &[ProcScan],
+    procs: &mut [ProcFrame],
+) -> ContentionFrame {
+    let Some(cur) = cur else {
+        return ContentionFrame::default();
+    };
+    if !has_prev {
+        for p in procs.iter_mut() {
+            p.futex_calls = Some(0);
+            p.futex_wait_ms = Some(0.0);
+        }
+        return ContentionFrame::default();
+    }
+    let comms: HashMap<u32, &str> = scan.iter().map(|p| (p.pid, p.comm.as_str())).collect();
+    let comm = |pid: u32| comms.get(&pid).map(|s| s.to_string()).unwrap_or_default();
+    let pp = index(
+        prev.map(|p| p.futex_procs.as_slice()),
+        |f: &FutexProcSample| f.tgid,
+    );
+    let cp = index(Some(cur.futex_procs.as_slice()), |f: &FutexProcSample| {
+        f.tgid
+    });
+    for row in procs.iter_mut() {
+        let c = cp.get(&row.pid).copied().copied().unwrap_or_default();
+        let p = pp.get(&row.pid).copied().copied().unwrap_or_default();
+        row.futex_calls = Some(delta(p.calls, c.calls));
+        row.futex_wait_ms = Some(ms(delta(p.wait_ns, c.wait_ns)));
+    }
+    ContentionFrame {
+        futexes: futex_rows(prev, cur, &comm),
+        futex_threads: futex_thread_rows(prev, cur),
+        locks: lock_rows(prev, cur, &comm),
+        mmap_lock: mmap_rows(prev, cur, &comm),
+        contention_drops: drops(prev, cur),
+    }
+}
+
+/// The hook `derive` calls: fills the contention tables, the per-process futex columns,
+/// and adds the contention drops to the Frame's total.
+pub fn derive_into(
+    frame: &mut super::frame::Frame,
+    prev: Option<&super::Sample>,
+    cur: &super::Sample,
+) {
+    frame.contention = derive_contention(
+        prev.and_then(|p| p.contention.as_ref()),
+        cur.contention.as_ref(),
+        prev.is_some(),
+        &cur.procs,
+        &mut frame.procs,
+    );
+    frame.drops += frame.contention.contention_drops.total();
+}

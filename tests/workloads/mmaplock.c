@@ -1,0 +1,119 @@
+// mmap_lock contention between two processes, after seed 002.
+//   mmaplock victim THREADS SECS : THREADS threads map, touch and unmap 256 KiB in a loop
+//       (mmap and munmap take the process's mmap_lock for writing). Each thread times
+//       its own mmap/munmap calls: the total time inside them bounds the time any of
+//       them can have waited for the lock, and calls slower than 1 ms are stalls.
+//   mmaplock reader PID SECS : reads /proc/PID/environ in a loop (each read takes PID's
+//       mmap_lock for reading), at nice 19 on CPU 0 next to a spinning thread, so it is
+//       often preempted while it holds the lock, like seed 002's throttled scanner.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int stop;
+static double secs;
+static atomic_long calls, stalls, sys_ns, stall_ns, max_ns;
+
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void account(long d) {
+    atomic_fetch_add(&calls, 1);
+    atomic_fetch_add(&sys_ns, d);
+    if (d > 1000000) {
+        atomic_fetch_add(&stalls, 1);
+        atomic_fetch_add(&stall_ns, d);
+    }
+    long m = atomic_load(&max_ns);
+    while (d > m && !atomic_compare_exchange_weak(&max_ns, &m, d)) {}
+}
+
+static void *victim_thread(void *arg) {
+    (void)arg;
+    const size_t len = 256 << 10;
+    while (!stop) {
+        long t0 = now_ns();
+        char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        account(now_ns() - t0);
+        if (p == MAP_FAILED) continue;
+        for (size_t i = 0; i < len; i += 4096) p[i] = 1;
+        t0 = now_ns();
+        munmap(p, len);
+        account(now_ns() - t0);
+    }
+    return NULL;
+}
+
+static void *spinner(void *arg) {
+    (void)arg;
+    while (!stop) {}
+    return NULL;
+}
+
+static void pin(int cpu) {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    sched_setaffinity(0, sizeof(s), &s);
+}
+
+static void sleep_secs(double s) {
+    struct timespec d = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&d, NULL);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) return 2;
+    secs = atof(argv[3]);
+    if (!strcmp(argv[1], "victim")) {
+        int n = atoi(argv[2]);
+        printf("pid=%d\n", getpid());
+        fflush(stdout);
+        pthread_t t[16];
+        if (n > 16) n = 16;
+        for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, victim_thread, NULL);
+        sleep_secs(secs);
+        stop = 1;
+        for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+        printf("calls=%ld sys_ms=%.3f stalls=%ld stall_ms=%.3f max_ms=%.3f\n", atomic_load(&calls),
+               atomic_load(&sys_ns) / 1e6, atomic_load(&stalls), atomic_load(&stall_ns) / 1e6,
+               atomic_load(&max_ns) / 1e6);
+        return 0;
+    }
+    // reader
+    prctl(PR_SET_NAME, "envreader");
+    printf("pid=%d\n", getpid());
+    fflush(stdout);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%s/environ", argv[2]);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) { perror(path); return 1; }
+    pin(0);
+    pthread_t s;
+    pthread_create(&s, NULL, spinner, NULL); // inherits CPU 0, nice 0
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    static char buf[1 << 16];
+    long reads = 0, t0 = now_ns();
+    while ((now_ns() - t0) / 1e9 < secs) {
+        if (pread(fd, buf, sizeof(buf), 0) < 0) break;
+        reads++;
+    }
+    stop = 1;
+    pthread_join(s, NULL);
+    printf("reads=%ld\n", reads);
+    return 0;
+}
