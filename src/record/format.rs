@@ -29,7 +29,7 @@ pub const RECORD_HEADER_LEN: usize = 36;
 /// Largest record payload we accept; a bigger length is damage, not data.
 pub const MAX_PAYLOAD: u32 = 256 << 20;
 /// Largest decompressed Sample we accept.
-pub const MAX_RAW: usize = 512 << 20;
+pub const MAX_RAW: usize = 256 << 20;
 
 pub const FOOTER_MAGIC: [u8; 8] = *b"TTOPIDX\x89";
 pub const FOOTER_LEN: usize = 24;

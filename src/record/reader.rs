@@ -105,7 +105,8 @@ impl Reader {
             .and_then(|_| self.file.read_exact(&mut hb))
             .map_err(|e| format!("cannot read: {e}"))?;
         let h = RecordHeader::decode(&hb).ok_or("damaged record header")?;
-        let mut payload = Vec::with_capacity(h.len as usize);
+        // Grow as bytes arrive: a damaged length must not reserve memory up front.
+        let mut payload = Vec::with_capacity((h.len as usize).min(1 << 20));
         (&mut self.file)
             .take(u64::from(h.len))
             .read_to_end(&mut payload)
