@@ -1,0 +1,98 @@
+//! Kernel-side cost of ttop's eBPF programs: run time and run count per program, which
+//! the kernel keeps only while BPF statistics are enabled (BPF_ENABLE_STATS: the
+//! returned fd keeps them on while it is open, and closing it turns them off again).
+
+use std::collections::BTreeMap;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+/// One program's cumulative counters.
+#[derive(Debug, Clone, Default)]
+pub struct ProgStat {
+    pub name: String,
+    pub run_time_ns: u64,
+    pub run_cnt: u64,
+    pub recursion_misses: u64,
+}
+
+/// Turn run-time statistics on for as long as the returned fd lives.
+pub fn enable_stats() -> Result<OwnedFd, String> {
+    const BPF_ENABLE_STATS: libc::c_long = 32;
+    const BPF_STATS_RUN_TIME: u32 = 0;
+    // union bpf_attr's enable_stats member is one u32; the rest of the union is zero.
+    let attr = [BPF_STATS_RUN_TIME, 0u32, 0, 0];
+    // SAFETY: the bpf syscall reads `size` bytes of attr, which we own.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_ENABLE_STATS,
+            attr.as_ptr(),
+            std::mem::size_of_val(&attr),
+        )
+    };
+    if fd < 0 {
+        return Err(format!(
+            "BPF_ENABLE_STATS: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: a new fd returned by the kernel, owned from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// IDs of the BPF programs a process holds open (its skeleton's program fds and links),
+/// from /proc/PID/fdinfo, so another ttop running on the machine is not counted.
+pub fn prog_ids_of(pid: u32) -> Vec<u32> {
+    let mut ids = Vec::new();
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return ids;
+    };
+    for e in dir.flatten() {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        for l in text.lines() {
+            if let Some(v) = l.strip_prefix("prog_id:")
+                && let Ok(id) = v.trim().parse::<u32>()
+            {
+                ids.push(id);
+            }
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// Counters of the given programs, by id.
+pub fn snapshot(ids: &[u32]) -> BTreeMap<u32, ProgStat> {
+    libbpf_rs::query::ProgInfoIter::default()
+        .filter(|p| ids.contains(&p.id))
+        .map(|p| {
+            (
+                p.id,
+                ProgStat {
+                    name: p.name.to_string_lossy().into_owned(),
+                    run_time_ns: p.run_time_ns,
+                    run_cnt: p.run_cnt,
+                    recursion_misses: p.recursion_misses,
+                },
+            )
+        })
+        .collect()
+}
+
+/// What each program did between two snapshots, merged by name.
+pub fn diff(a: &BTreeMap<u32, ProgStat>, b: &BTreeMap<u32, ProgStat>) -> Vec<ProgStat> {
+    let mut by_name: BTreeMap<String, ProgStat> = BTreeMap::new();
+    for (id, s) in b {
+        let p = a.get(id).cloned().unwrap_or_default();
+        let e = by_name.entry(s.name.clone()).or_insert_with(|| ProgStat {
+            name: s.name.clone(),
+            ..Default::default()
+        });
+        e.run_time_ns += s.run_time_ns.saturating_sub(p.run_time_ns);
+        e.run_cnt += s.run_cnt.saturating_sub(p.run_cnt);
+        e.recursion_misses += s.recursion_misses.saturating_sub(p.recursion_misses);
+    }
+    by_name.into_values().collect()
+}
