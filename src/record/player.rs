@@ -1,0 +1,348 @@
+//! Playback over a recording: a position, play/pause, speed, steps, jumps and "go to",
+//! producing the Frame for the position with the same `derive` as live. The dashboard
+//! drives it; `ReplayBar` is what the time bar shows (plain data, no I/O).
+
+use std::time::Duration;
+
+use super::reader::Reader;
+use crate::model::{Frame, Sample, derive};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Speed {
+    X1,
+    X2,
+    X10,
+    /// As fast as frames can be derived and drawn.
+    Max,
+}
+
+impl Speed {
+    const ALL: [Speed; 4] = [Speed::X1, Speed::X2, Speed::X10, Speed::Max];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Speed::X1 => "1x",
+            Speed::X2 => "2x",
+            Speed::X10 => "10x",
+            Speed::Max => "max",
+        }
+    }
+
+    fn factor(self) -> Option<f64> {
+        match self {
+            Speed::X1 => Some(1.0),
+            Speed::X2 => Some(2.0),
+            Speed::X10 => Some(10.0),
+            Speed::Max => None,
+        }
+    }
+
+    pub fn faster(self) -> Speed {
+        let i = Self::ALL.iter().position(|s| *s == self).unwrap_or(0);
+        Self::ALL[(i + 1).min(Self::ALL.len() - 1)]
+    }
+
+    pub fn slower(self) -> Speed {
+        let i = Self::ALL.iter().position(|s| *s == self).unwrap_or(0);
+        Self::ALL[i.saturating_sub(1)]
+    }
+}
+
+/// What the time bar shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplayBar {
+    pub file: String,
+    /// Wall clock (ns since the epoch) of the first Sample, the one shown, and the last.
+    pub start_ns: u64,
+    pub at_ns: u64,
+    pub end_ns: u64,
+    /// Frame number shown (1-based) and how many frames there are.
+    pub frame: usize,
+    pub frames: usize,
+    pub playing: bool,
+    pub speed: &'static str,
+    /// The "go to" prompt while it is open.
+    pub goto: Option<String>,
+    /// The last problem (a damaged frame skipped, a bad "go to").
+    pub note: Option<String>,
+}
+
+pub struct Player {
+    reader: Reader,
+    pos: usize,
+    /// The Sample at `pos` and the one before it, when they decoded.
+    cur: Option<(usize, Sample)>,
+    pub playing: bool,
+    pub speed: Speed,
+    pub note: Option<String>,
+}
+
+impl Player {
+    /// Starts paused on the first frame (the first Sample only primes, as live).
+    pub fn new(reader: Reader) -> Player {
+        let pos = 1.min(reader.len().saturating_sub(1));
+        Player {
+            reader,
+            pos,
+            cur: None,
+            playing: false,
+            speed: Speed::X1,
+            note: None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.reader.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.reader.is_empty()
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    pub fn reader(&self) -> &Reader {
+        &self.reader
+    }
+
+    fn wall(&self, i: usize) -> u64 {
+        self.reader.entries().get(i).map_or(0, |e| e.wall_ns)
+    }
+
+    fn sample(&mut self, i: usize) -> Option<Sample> {
+        if let Some((c, s)) = &self.cur
+            && *c == i
+        {
+            return Some(s.clone());
+        }
+        match self.reader.sample(i) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.note = Some(format!("skipped {e}"));
+                None
+            }
+        }
+    }
+
+    /// The Frame at the current position (None when that Sample is unreadable).
+    pub fn frame(&mut self) -> Option<Frame> {
+        let sys = self.reader.header().system.clone();
+        let prev = if self.pos > 0 {
+            self.sample(self.pos - 1)
+        } else {
+            None
+        };
+        let cur = self.sample(self.pos)?;
+        let f = derive(&sys, prev.as_ref(), &cur);
+        self.cur = Some((self.pos, cur));
+        Some(f)
+    }
+
+    /// Go to position `i` (clamped). Returns whether the position changed.
+    pub fn seek(&mut self, i: usize) -> bool {
+        let i = i
+            .min(self.len().saturating_sub(1))
+            .max(1.min(self.len().saturating_sub(1)));
+        let moved = i != self.pos;
+        self.pos = i;
+        moved
+    }
+
+    /// Step `n` frames forward (negative: back).
+    pub fn step(&mut self, n: i64) -> bool {
+        let to = (self.pos as i64 + n).max(0) as usize;
+        self.seek(to)
+    }
+
+    /// Jump by `secs` of recorded time.
+    pub fn jump(&mut self, secs: f64) -> bool {
+        let at = self.wall(self.pos) as f64 + secs * 1e9;
+        let i = if secs >= 0.0 {
+            // The first frame at or after the target, so a jump always moves.
+            let t = at.max(0.0) as u64;
+            self.reader.entries().partition_point(|e| e.wall_ns < t)
+        } else {
+            self.reader.position_at(at.max(0.0) as u64)
+        };
+        self.seek(i)
+    }
+
+    /// "Go to": clock time of day in UTC (`14:05`, `14:05:30`), an offset from the start
+    /// (`90`, `5m`, `1h`), or relative to here (`+30s`, `-2m`).
+    pub fn goto(&mut self, text: &str) -> Result<(), String> {
+        let t = text.trim();
+        let target = if t.contains(':') {
+            let secs = parse_clock(t).ok_or_else(|| format!("'{t}' is not a time (hh:mm[:ss])"))?;
+            let start = self.wall(0);
+            let day = start / 86_400_000_000_000 * 86_400_000_000_000;
+            let mut at = day + secs * 1_000_000_000;
+            if at + 43_200_000_000_000 < start {
+                at += 86_400_000_000_000; // past midnight in a recording that spans it
+            }
+            at
+        } else {
+            let (sign, rest) = match t.as_bytes().first() {
+                Some(b'+') => (1.0, &t[1..]),
+                Some(b'-') => (-1.0, &t[1..]),
+                _ => (0.0, t),
+            };
+            let d = crate::cli::parse_duration(rest).or_else(|e| {
+                if rest.trim() == "0" {
+                    Ok(Duration::ZERO)
+                } else {
+                    Err(e)
+                }
+            })?;
+            let base = if sign == 0.0 {
+                self.wall(0)
+            } else {
+                self.wall(self.pos)
+            };
+            let sign = if sign == 0.0 { 1.0 } else { sign };
+            (base as f64 + sign * d.as_secs_f64() * 1e9).max(0.0) as u64
+        };
+        self.seek(self.reader.position_at(target));
+        Ok(())
+    }
+
+    /// When playing: how long the current frame stays on screen at this speed.
+    pub fn frame_time(&self) -> Option<Duration> {
+        if !self.playing {
+            return None;
+        }
+        let Some(f) = self.speed.factor() else {
+            return Some(Duration::ZERO);
+        };
+        let gap = self.wall(self.pos + 1).saturating_sub(self.wall(self.pos));
+        Some(Duration::from_nanos((gap as f64 / f) as u64).min(Duration::from_secs(10)))
+    }
+
+    /// Advance one frame while playing; stops at the end.
+    pub fn advance(&mut self) -> bool {
+        let moved = self.step(1);
+        if !moved {
+            self.playing = false;
+        }
+        moved
+    }
+
+    pub fn bar(&self, goto: Option<&str>) -> ReplayBar {
+        ReplayBar {
+            file: self.reader.path().display().to_string(),
+            start_ns: self.wall(0),
+            at_ns: self.wall(self.pos),
+            end_ns: self.wall(self.len().saturating_sub(1)),
+            frame: self.pos,
+            frames: self.len().saturating_sub(1),
+            playing: self.playing,
+            speed: self.speed.label(),
+            goto: goto.map(str::to_string),
+            note: self.note.clone(),
+        }
+    }
+}
+
+/// Seconds since midnight of "hh:mm" or "hh:mm:ss".
+fn parse_clock(t: &str) -> Option<u64> {
+    let parts: Vec<u64> = t
+        .split(':')
+        .map(|p| p.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let (h, m, s) = match parts[..] {
+        [h, m] => (h, m, 0),
+        [h, m, s] => (h, m, s),
+        _ => return None,
+    };
+    (h < 24 && m < 60 && s < 60).then_some(h * 3600 + m * 60 + s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixtures::{synthetic, system};
+    use crate::record::Writer;
+    use crate::record::writer::header_for;
+
+    const SEC: u64 = 1_000_000_000;
+
+    /// 200 Samples one second apart, starting 2026-11-18 10:00:00 UTC.
+    fn player(name: &str) -> (Player, std::path::PathBuf) {
+        let p = std::env::temp_dir().join(format!("ttop-player-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        let mut w =
+            Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
+        let t0 = 1_795_000_000 * SEC / (86_400 * SEC) * 86_400 * SEC + 10 * 3600 * SEC;
+        for i in 0..200 {
+            let mut s = synthetic(2, 2, 10 + i);
+            s.seq = i;
+            s.wall_ns = t0 + i * SEC;
+            s.mono_ns = 1000 * SEC + i * SEC;
+            w.append(&s).unwrap();
+        }
+        w.finish().unwrap();
+        (Player::new(Reader::open(&p).unwrap()), p)
+    }
+
+    #[test]
+    fn steps_jumps_and_goto() {
+        let (mut pl, p) = player("nav");
+        assert_eq!(pl.position(), 1);
+        assert_eq!(pl.frame().unwrap().seq, 1);
+        pl.step(-5);
+        assert_eq!(pl.position(), 1, "cannot go before the first frame");
+        pl.jump(10.0);
+        assert_eq!(pl.position(), 11);
+        pl.jump(60.0);
+        assert_eq!(pl.position(), 71);
+        pl.jump(-10.0);
+        assert_eq!(pl.position(), 61);
+        pl.step(1);
+        assert_eq!(pl.frame().unwrap().seq, 62);
+        pl.goto("10:02:00").unwrap();
+        assert_eq!(pl.position(), 120);
+        pl.goto("-30s").unwrap();
+        assert_eq!(pl.position(), 90);
+        pl.goto("+1m").unwrap();
+        assert_eq!(pl.position(), 150);
+        pl.goto("5").unwrap();
+        assert_eq!(pl.position(), 5);
+        pl.goto("2h").unwrap();
+        assert_eq!(pl.position(), 199, "past the end: the last frame");
+        assert!(pl.goto("25:00").is_err());
+        assert!(pl.goto("soon").is_err());
+        let bar = pl.bar(None);
+        assert_eq!((bar.frame, bar.frames), (199, 199));
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn frames_equal_what_derive_gives_in_order() {
+        let (mut pl, p) = player("frames");
+        let sys = pl.reader().header().system.clone();
+        let mut r = Reader::open(&p).unwrap();
+        pl.seek(150);
+        let f = pl.frame().unwrap();
+        let want = derive(&sys, Some(&r.sample(149).unwrap()), &r.sample(150).unwrap());
+        assert_eq!(f, want);
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn playing_paces_frames_by_recorded_time() {
+        let (mut pl, p) = player("pace");
+        assert_eq!(pl.frame_time(), None, "starts paused");
+        pl.playing = true;
+        assert_eq!(pl.frame_time(), Some(Duration::from_secs(1)));
+        pl.speed = pl.speed.faster();
+        assert_eq!(pl.frame_time(), Some(Duration::from_millis(500)));
+        pl.speed = Speed::Max;
+        assert_eq!(pl.speed.faster(), Speed::Max);
+        assert_eq!(pl.frame_time(), Some(Duration::ZERO));
+        pl.seek(199);
+        assert!(!pl.advance());
+        assert!(!pl.playing, "stops at the end");
+        let _ = std::fs::remove_file(&p);
+    }
+}
