@@ -60,7 +60,28 @@ const struct lat_stats lat_zero = {};
 /* Written by user space. */
 volatile __u64 scan_gen = 1;   /* bumped just before each /proc scan */
 volatile __u64 tick_gen = 1;   /* bumped after each read of cpu_stats */
-volatile __u32 filter_enabled; /* reserved for the PID filter */
+volatile __u32 filter_enabled; /* 1: only count processes in filter_tgids (ttop -p) */
+
+/* ttop -p: the processes to watch. Filtering here, not only in user space, means
+ * fewer map updates per event and a cheaper ttop. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_FILTER);
+	__type(key, __u32);
+	__type(value, __u8);
+} filter_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_GHOST_NAMES);
+	__type(key, struct ghost_key);
+	__type(value, struct ghost_stats);
+} ghost_names SEC(".maps");
+
+static __always_inline bool wanted(__u32 tgid)
+{
+	return !filter_enabled || bpf_map_lookup_elem(&filter_tgids, &tgid);
+}
 
 /* Read by user space. */
 __u64 drops[DROP__COUNT];
@@ -133,6 +154,8 @@ static __always_inline struct thread_stats *thread_get(struct task_struct *p, __
 	if (t || !create || tid == 0)
 		return t;
 	zero.tgid = BPF_CORE_READ(p, tgid);
+	if (!wanted(zero.tgid))
+		return 0;
 	/* Count only what runs from now on. */
 	zero.base_ns = task_runtime(p);
 	zero.sum_ns = zero.base_ns;
@@ -148,7 +171,7 @@ static __always_inline struct proc_stats *proc_get(__u32 tgid)
 	struct proc_stats *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct proc_stats zero = {};
 
-	if (p)
+	if (p || !wanted(tgid))
 		return p;
 	bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
 	p = bpf_map_lookup_elem(&procs, &tgid);
@@ -222,16 +245,26 @@ static __always_inline void lat_account(struct task_struct *p, __u32 tid, __u32 
 }
 
 /* Woken: runnable from now. Not while we believe it is on a CPU (woken before it
- * got to sleep): its switch-out decides then whether it waits. */
+ * got to sleep): its switch-out decides then whether it waits. A thread preempted on
+ * its way to sleep is still queued (enq_ts set): the wait so far is run-queue wait,
+ * and its wakeup latency starts now, as for any other wakeup. */
 static __always_inline void mark_runnable(struct task_struct *p, __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct thread_stats *t = thread_get(p, tid, true);
+	__u32 pcount;
 
-	if (t && !t->on_cpu && !t->enq_ts) {
-		t->enq_ts = now;
-		t->enq_pcount = task_pcount(p);
+	if (!t || t->on_cpu)
+		return;
+	pcount = task_pcount(p);
+	if (t->enq_ts) {
+		if (pcount == t->enq_pcount && now > t->enq_ts)
+			t->runq_wait_ns += now - t->enq_ts;
+		else
+			drop(DROP_LAT_STALE);
 	}
+	t->enq_ts = now;
+	t->enq_pcount = pcount;
 }
 
 static __always_inline void on_wakeup(struct task_struct *p)
@@ -247,7 +280,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
 		return;
 	target = BPF_CORE_READ(rq, cpu);
 	c = bpf_map_lookup_elem(&cpu_stats, &target);
-	if (c)
+	if (c && wanted(BPF_CORE_READ(p, tgid)))
 		__sync_fetch_and_add(&c->wakeups, 1);
 	if (target == cpu)
 		runq_step(rq, now);
@@ -279,9 +312,12 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 	struct thread_stats *t;
 
 	if (c) {
-		c->switches++;
+		/* With a filter, count only the switches of the watched processes. */
+		if (!filter_enabled || wanted(BPF_CORE_READ(prev, tgid)) ||
+		    wanted(BPF_CORE_READ(next, tgid)))
+			c->switches++;
 		/* A switch we never saw: whoever we thought was on this CPU left it. */
-		if (c->cur_tid != prev_tid && c->switches > 1) {
+		if (c->cur_tid != prev_tid && c->runq_last_ts) {
 			c->gaps++;
 			drop(DROP_GAPS);
 			if (c->cur_tid) {
@@ -346,8 +382,11 @@ SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(ttop_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
 	__u32 cpu = dest_cpu;
-	struct cpu_stats *c = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	struct cpu_stats *c;
 
+	if (!wanted(BPF_CORE_READ(p, tgid)))
+		return 0;
+	c = bpf_map_lookup_elem(&cpu_stats, &cpu);
 	if (c)
 		__sync_fetch_and_add(&c->migrations, 1);
 	return 0;
@@ -371,6 +410,28 @@ int BPF_PROG(ttop_task_newtask, struct task_struct *task, u64 clone_flags)
 		t->birth_gen = scan_gen;
 	}
 	return 0;
+}
+
+/* Count a ghost under its name, so the thread view can say what the scan missed. */
+static __always_inline void ghost_name(struct task_struct *task, __u32 tgid, __u64 oncpu)
+{
+	struct ghost_key k = { .tgid = tgid };
+	struct ghost_stats one = { .count = 1, .oncpu_ns = oncpu }, *g;
+
+	BPF_CORE_READ_STR_INTO(&k.comm, task, comm);
+	g = bpf_map_lookup_elem(&ghost_names, &k);
+	if (g) {
+		__sync_fetch_and_add(&g->count, 1);
+		__sync_fetch_and_add(&g->oncpu_ns, oncpu);
+	} else if (bpf_map_update_elem(&ghost_names, &k, &one, BPF_NOEXIST)) {
+		g = bpf_map_lookup_elem(&ghost_names, &k);
+		if (g) {
+			__sync_fetch_and_add(&g->count, 1);
+			__sync_fetch_and_add(&g->oncpu_ns, oncpu);
+		} else {
+			drop(DROP_GHOST_NAMES);
+		}
+	}
 }
 
 SEC("raw_tp/sched_process_exit")
@@ -399,6 +460,7 @@ int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
 		if (t && t->birth_gen && t->birth_gen == scan_gen) {
 			__sync_fetch_and_add(&p->ghosts, 1);
 			__sync_fetch_and_add(&p->ghost_oncpu_ns, oncpu);
+			ghost_name(task, tgid, oncpu);
 		}
 		if (tid == tgid)
 			BPF_CORE_READ_STR_INTO(&p->comm, task, comm);

@@ -11,6 +11,8 @@
 #define TTOP_MAX_CPUS 1024
 #define TTOP_MAX_THREADS 65536
 #define TTOP_MAX_PROCS 16384
+#define TTOP_MAX_FILTER 1024
+#define TTOP_MAX_GHOST_NAMES 4096
 
 /* One slot per CPU (BPF_MAP_TYPE_ARRAY indexed by CPU id).
  * Fields marked "local" are written only by programs running on that CPU;
@@ -45,6 +47,18 @@ struct thread_stats {
 	__u64 birth_gen;     /* scan generation at creation (0: existed before ttop) */
 };
 
+/* Ghost threads grouped by name within a process (hash): "312 short-lived threads
+ * named worker-*". Keyed by tgid and the thread's comm at exit. */
+struct ghost_key {
+	__u32 tgid;
+	char comm[16];
+};
+
+struct ghost_stats {
+	__u64 count;
+	__u64 oncpu_ns;
+};
+
 /* Per process (hash keyed by tgid): what outlives the threads. */
 struct proc_stats {
 	__u64 created;          /* task_newtask in this tgid (threads, or the process itself) */
@@ -61,6 +75,7 @@ enum ttop_drop {
 	DROP_THREADS = 0,   /* thread_stats map full */
 	DROP_PROCS = 1,     /* proc_stats map full */
 	DROP_GAPS = 2,      /* sched_switch events the kernel never delivered (see cpu_stats.gaps) */
+	DROP_GHOST_NAMES = 7, /* ghost_names map full (the count per process stays exact) */
 	DROP_LAT_THREADS = 3, /* per-thread latency map full: a thread's latencies went uncounted */
 	DROP_LAT_STALE = 4, /* latency samples discarded: a missed event made the wait unknowable */
 	DROP__COUNT = 8,

@@ -38,8 +38,40 @@ pub struct Cli {
     #[arg(long = "record", value_name = "FILE")]
     pub record: Option<PathBuf>,
 
+    /// Watch only these processes (comma-separated or repeated). Every panel is scoped
+    /// to them, and the kernel side counts only them.
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',', num_args = 1..)]
+    pub pids: Vec<u32>,
+
+    /// Watch only processes with this command name (as in /proc/PID/comm), including
+    /// ones started later.
+    #[arg(long = "comm", value_name = "NAME")]
+    pub comm: Option<String>,
+
+    /// When to use colour: auto (a terminal, and NO_COLOR unset), always, never.
+    #[arg(long = "color", value_name = "WHEN", default_value = "auto", value_enum)]
+    pub color: ColorWhen,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to use colour, given NO_COLOR (https://no-color.org).
+    pub fn enabled(self) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,9 +13,14 @@ use ttop::record::writer::{Writer, header_for};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = collect::filter::check_pids(&cli.pids) {
+        eprintln!("ttop: {e}");
+        return ExitCode::FAILURE;
+    }
     let cfg = Config {
         bpf: !cli.no_bpf,
-        pids: None,
+        pids: (!cli.pids.is_empty()).then(|| cli.pids.clone()),
+        comm: cli.comm.clone(),
     };
     let result = match &cli.command {
         Some(Command::Probe) => probe(&cfg),

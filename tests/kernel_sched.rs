@@ -39,7 +39,10 @@ fn thread_churn_is_counted_and_ghosts_found() {
     let ttop = ttop_spawn(&["--json", "-n", "4", "-d", "0.5"]);
     std::thread::sleep(Duration::from_millis(800)); // probes attached, first scan done
     let mut w = spawn_workload("churn", &[&n.to_string(), "4", "100"]);
-    assert!(wait_timeout(&mut w, Duration::from_secs(30)), "churn workload hung");
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(30)),
+        "churn workload hung"
+    );
     let out = parse_kv(&read_stdout(&mut w));
     let pid: u64 = out["pid"].parse().unwrap();
     let created: u64 = out["created"].parse().unwrap();
@@ -53,17 +56,35 @@ fn thread_churn_is_counted_and_ghosts_found() {
     let seen_created = sum("threads_created");
     let seen_exited = sum("threads_exited");
     let ghosts = sum("ghost_threads");
-    eprintln!("churn: workload created {n}; ttop created {seen_created} exited {seen_exited} ghosts {ghosts}");
+    eprintln!(
+        "churn: workload created {n}; ttop created {seen_created} exited {seen_exited} ghosts {ghosts}"
+    );
     assert_within("threads_created", seen_created as f64, (n + 1) as f64, 0.01);
     assert_within("threads_exited", seen_exited as f64, (n + 1) as f64, 0.01);
-    assert!(ghosts as f64 >= 0.9 * n as f64, "only {ghosts} of {n} short-lived threads were ghosts");
-    let max_seen = rows.iter().map(|r| r["threads_seen"].as_u64().unwrap_or(0)).max().unwrap();
-    assert!(max_seen < 20, "the scan saw {max_seen} threads at once; expected a handful");
+    assert!(
+        ghosts as f64 >= 0.9 * n as f64,
+        "only {ghosts} of {n} short-lived threads were ghosts"
+    );
+    let max_seen = rows
+        .iter()
+        .map(|r| r["threads_seen"].as_u64().unwrap_or(0))
+        .max()
+        .unwrap();
+    assert!(
+        max_seen < 20,
+        "the scan saw {max_seen} threads at once; expected a handful"
+    );
     // The CPU the ghosts burned is accounted to the process.
     let ghost_ms: f64 = rows.iter().map(|r| f(&r["ghost_cpu_ms"])).sum();
     let expect_ms = n as f64 * 0.1; // 100 us of spinning each
-    assert!(ghost_ms >= 0.5 * expect_ms, "ghost CPU {ghost_ms:.1} ms, expected about {expect_ms:.0} ms");
-    let drops: u64 = frames.iter().map(|fr| fr["drops_by_map"]["threads"].as_u64().unwrap()).sum();
+    assert!(
+        ghost_ms >= 0.5 * expect_ms,
+        "ghost CPU {ghost_ms:.1} ms, expected about {expect_ms:.0} ms"
+    );
+    let drops: u64 = frames
+        .iter()
+        .map(|fr| fr["drops_by_map"]["threads"].as_u64().unwrap())
+        .sum();
     assert_eq!(drops, 0, "thread map overflowed");
 }
 
@@ -91,10 +112,16 @@ fn runnable_matches_spinners_and_procs_running() {
     }
     let frames = ttop.frames(Duration::from_secs(20));
     assert!(wait_timeout(&mut w, Duration::from_secs(20)));
-    let avgs: Vec<f64> = frames.iter().map(|fr| f(&fr["runnable"]["true_avg"])).collect();
+    let avgs: Vec<f64> = frames
+        .iter()
+        .map(|fr| f(&fr["runnable"]["true_avg"]))
+        .collect();
     let truth = avgs.iter().sum::<f64>() / avgs.len() as f64;
     let reference = pr.iter().sum::<f64>() / pr.len() as f64;
-    eprintln!("true_avg per frame {avgs:?}; mean {truth:.2}; procs_running mean {reference:.2} ({} reads)", pr.len());
+    eprintln!(
+        "true_avg per frame {avgs:?}; mean {truth:.2}; procs_running mean {reference:.2} ({} reads)",
+        pr.len()
+    );
     assert_within("true_avg vs spinners", truth, k, 0.15);
     assert_within("true_avg vs procs_running", truth, reference, 0.15);
     for fr in &frames {

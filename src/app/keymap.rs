@@ -3,6 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::sort::ProcSort;
 use super::state::View;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,12 @@ pub enum Action {
     PrevView,
     /// Close the help screen or go back to the previous view.
     Back,
+    /// Open the threads of the selected process.
+    Open,
+    /// Type a filter (PIDs or a name); the table narrows as you type.
+    Filter,
+    /// Sort the process table by this column.
+    SortBy(ProcSort),
 }
 
 /// A key as written in the table.
@@ -46,119 +53,31 @@ pub struct Binding {
 
 use KeyCode as K;
 
+#[rustfmt::skip]
 pub const KEYMAP: &[Binding] = &[
-    Binding {
-        keys: &[Key::Char('q'), Key::Ctrl('c')],
-        action: Action::Quit,
-        label: "q",
-        help: "quit (also Ctrl-C)",
-        footer: Some("quit"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Char(' ')],
-        action: Action::TogglePause,
-        label: "space",
-        help: "pause / resume the display (collection goes on)",
-        footer: Some("pause"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::Up), Key::Char('k')],
-        action: Action::Up,
-        label: "↑/k",
-        help: "move the selection up",
-        footer: None,
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::Down), Key::Char('j')],
-        action: Action::Down,
-        label: "↓/j",
-        help: "move the selection down",
-        footer: Some("move"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::PageUp)],
-        action: Action::PageUp,
-        label: "PgUp",
-        help: "one page up",
-        footer: None,
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::PageDown)],
-        action: Action::PageDown,
-        label: "PgDn",
-        help: "one page down",
-        footer: None,
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::Home)],
-        action: Action::Home,
-        label: "Home",
-        help: "first row",
-        footer: None,
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::End)],
-        action: Action::End,
-        label: "End",
-        help: "last row",
-        footer: None,
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Char('s')],
-        action: Action::SortNext,
-        label: "s",
-        help: "sort by the next column",
-        footer: Some("sort"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Char('S')],
-        action: Action::SortReverse,
-        label: "S",
-        help: "reverse the sort order",
-        footer: Some("reverse"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::Tab)],
-        action: Action::NextView,
-        label: "Tab",
-        help: "next view",
-        footer: Some("view"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::BackTab)],
-        action: Action::PrevView,
-        label: "S-Tab",
-        help: "previous view",
-        footer: None,
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Char('?'), Key::Code(K::F(1))],
-        action: Action::Help,
-        label: "?",
-        help: "this help",
-        footer: Some("help"),
-        views: None,
-    },
-    Binding {
-        keys: &[Key::Code(K::Esc)],
-        action: Action::Back,
-        label: "Esc",
-        help: "close help / go back",
-        footer: None,
-        views: None,
-    },
+    Binding { keys: &[Key::Char('q'), Key::Ctrl('c')], action: Action::Quit, label: "q", help: "quit (also Ctrl-C)", footer: Some("quit"), views: None },
+    Binding { keys: &[Key::Char(' ')], action: Action::TogglePause, label: "space", help: "pause the display (collection goes on)", footer: Some("pause"), views: None },
+    Binding { keys: &[Key::Code(K::Up), Key::Char('k')], action: Action::Up, label: "↑/k", help: "move the selection up", footer: None, views: None },
+    Binding { keys: &[Key::Code(K::Down), Key::Char('j')], action: Action::Down, label: "↓/j", help: "move the selection down", footer: Some("move"), views: None },
+    Binding { keys: &[Key::Code(K::PageUp)], action: Action::PageUp, label: "PgUp", help: "one page up", footer: None, views: None },
+    Binding { keys: &[Key::Code(K::PageDown)], action: Action::PageDown, label: "PgDn", help: "one page down", footer: None, views: None },
+    Binding { keys: &[Key::Code(K::Home)], action: Action::Home, label: "Home", help: "first row", footer: None, views: None },
+    Binding { keys: &[Key::Code(K::End)], action: Action::End, label: "End", help: "last row", footer: None, views: None },
+    Binding { keys: &[Key::Code(K::Enter)], action: Action::Open, label: "Enter", help: "show the threads of the selected process", footer: Some("threads"), views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Code(K::Esc)], action: Action::Back, label: "Esc", help: "close help / leave the thread view", footer: None, views: None },
+    Binding { keys: &[Key::Char('p'), Key::Char('/')], action: Action::Filter, label: "p or /", help: "filter: PIDs or a name, narrows as you type", footer: Some("filter"), views: None },
+    Binding { keys: &[Key::Char('s')], action: Action::SortNext, label: "s", help: "sort by the next column", footer: Some("sort"), views: None },
+    Binding { keys: &[Key::Char('S')], action: Action::SortReverse, label: "S", help: "reverse the sort order", footer: None, views: None },
+    Binding { keys: &[Key::Char('P')], action: Action::SortBy(ProcSort::CpuTrue), label: "P", help: "sort by TRUE% (eBPF CPU)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('C')], action: Action::SortBy(ProcSort::CpuScan), label: "C", help: "sort by SCAN% (top's CPU)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('X')], action: Action::SortBy(ProcSort::Miss), label: "X", help: "sort by what the scan misses", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('G')], action: Action::SortBy(ProcSort::Ghosts), label: "G", help: "sort by ghost threads", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('M')], action: Action::SortBy(ProcSort::Rss), label: "M", help: "sort by resident memory", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Code(K::Tab)], action: Action::NextView, label: "Tab", help: "next view", footer: Some("view"), views: None },
+    Binding { keys: &[Key::Code(K::BackTab)], action: Action::PrevView, label: "S-Tab", help: "previous view", footer: None, views: None },
+    Binding { keys: &[Key::Char('?'), Key::Code(K::F(1))], action: Action::Help, label: "?", help: "this help", footer: Some("help"), views: None },
 ];
 
 fn matches(k: &Key, ev: &KeyEvent) -> bool {

@@ -43,10 +43,11 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     quit_on_signals(&stop)?;
     let (tx, rx) = sync_channel::<Sample>(2);
-    let handle = collector::spawn(collector, cli.delay, cli.rt, tx, stop.clone());
+    let (req_tx, req_rx) = std::sync::mpsc::channel();
+    let handle = collector::spawn_with_requests(collector, cli.delay, cli.rt, tx, stop.clone(), Some(req_rx));
 
     let mut app = App::new();
-    app.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    app.color = cli.color.enabled();
     let result = {
         let mut term = ratatui::try_init()?;
         let _restore = Restore;
@@ -80,9 +81,15 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             match event::poll(Duration::from_millis(50)) {
                 Ok(true) => match event::read() {
                     Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
-                        if let Some(a) = action_for(&k, app.view) {
+                        if app.prompt.is_some() {
+                            app.prompt_key(&k);
+                            dirty = true;
+                        } else if let Some(a) = action_for(&k, app.view) {
                             app.handle(a);
                             dirty = true;
+                        }
+                        for r in app.requests.drain(..) {
+                            let _ = req_tx.send(r);
                         }
                     }
                     Ok(Event::Resize(..)) => dirty = true,

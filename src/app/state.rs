@@ -1,10 +1,15 @@
 //! App: everything the UI thread owns. Frames come in, Actions change it, the renderer
 //! reads it. No I/O here.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+
+use crossterm::event::{KeyCode, KeyEvent};
 
 use super::keymap::Action;
 use super::sort::{ProcSort, sorted_procs};
+use crate::collect::collector::Request;
+use crate::model::frame::ProcFrame;
+use crate::model::sample::FilterSpec;
 use crate::model::Frame;
 
 /// The screens reachable with Tab. Other views are added here, in Tab order.
@@ -53,6 +58,17 @@ pub struct App {
     /// What the header says the source is ("live", "replay ...").
     pub source: String,
     pub quit: bool,
+    /// The filter being typed (Some while the prompt is open). Rows narrow as it grows.
+    pub prompt: Option<String>,
+    /// The filter in force, as typed.
+    pub filter_text: Option<String>,
+    /// Requests for the collector thread, drained by the event loop.
+    pub requests: Vec<Request>,
+    /// The process whose threads are shown (Enter), None for the process table.
+    pub thread_pid: Option<u32>,
+    /// With a filter: watched processes that exited, when (wall clock s) and their last
+    /// figures, so an exit reads as an exit and not as an empty screen.
+    pub exited: BTreeMap<u32, (f64, ProcFrame)>,
 }
 
 impl Default for App {
@@ -76,6 +92,11 @@ impl App {
             color: true,
             source: "live".to_string(),
             quit: false,
+            prompt: None,
+            filter_text: None,
+            requests: Vec::new(),
+            thread_pid: None,
+            exited: BTreeMap::new(),
         }
     }
 
@@ -94,6 +115,9 @@ impl App {
             // procfs-only: the scan's CPU% is the best sort key there is.
             self.proc_sort = ProcSort::CpuScan;
         }
+        if f.filter.is_some() {
+            self.remember_exits(&f);
+        }
         if self.paused && self.frame.is_some() {
             self.latest = Some(f);
         } else {
@@ -101,17 +125,85 @@ impl App {
         }
     }
 
+    /// Watched processes that vanished: keep their last row and when they went.
+    fn remember_exits(&mut self, f: &Frame) {
+        let shown: Vec<&ProcFrame> = self.frame.iter().flat_map(|o| o.procs.iter()).collect();
+        for old in shown {
+            if !old.gone && !f.procs.iter().any(|p| p.pid == old.pid) {
+                self.exited.entry(old.pid).or_insert((f.t, old.clone()));
+            }
+        }
+        for p in f.procs.iter().filter(|p| p.gone) {
+            self.exited.insert(p.pid, (f.t, p.clone()));
+        }
+    }
+
+    /// The text rows are narrowed by (the prompt while typing, else the filter in force).
+    pub fn narrow_text(&self) -> Option<&str> {
+        self.prompt.as_deref().or(self.filter_text.as_deref()).filter(|t| !t.is_empty())
+    }
+
+    /// Rows of the process table in display order, narrowed by the filter text.
+    pub fn visible_procs<'a>(&self, f: &'a Frame) -> Vec<&'a ProcFrame> {
+        let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
+        if let Some(t) = self.narrow_text() {
+            rows.retain(|p| matches_text(p, t));
+        }
+        rows
+    }
+
     /// PIDs of the process table in display order.
     fn rows(&self) -> Vec<u32> {
         self.frame
             .as_ref()
-            .map(|f| {
-                sorted_procs(f, self.proc_sort, self.proc_reverse)
-                    .iter()
-                    .map(|p| p.pid)
-                    .collect()
-            })
+            .map(|f| self.visible_procs(f).iter().map(|p| p.pid).collect())
             .unwrap_or_default()
+    }
+
+    /// Keys while the filter prompt is open: edit, Enter applies, Esc cancels.
+    pub fn prompt_key(&mut self, k: &KeyEvent) {
+        let Some(text) = self.prompt.as_mut() else { return };
+        match k.code {
+            KeyCode::Char(c) if !c.is_control() => text.push(c),
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Esc => self.prompt = None,
+            KeyCode::Enter => {
+                let text = self.prompt.take().unwrap_or_default();
+                self.apply_filter(text.trim());
+            }
+            _ => {}
+        }
+    }
+
+    /// Apply a typed filter: a PID list, or a name matched against the rows on screen
+    /// (their PIDs are watched, and so are later processes with exactly that name).
+    fn apply_filter(&mut self, text: &str) {
+        if text.is_empty() {
+            self.filter_text = None;
+            self.exited.clear();
+            self.requests.push(Request::SetFilter(None));
+            return;
+        }
+        let pids: Option<Vec<u32>> = text.split(',').map(|p| p.trim().parse().ok()).collect();
+        let spec = match pids {
+            Some(pids) => FilterSpec { pids, ..Default::default() },
+            None => {
+                let rows = self.frame.as_ref().map(|f| {
+                    f.procs.iter().filter(|p| matches_text(p, text)).map(|p| p.pid).collect()
+                });
+                let exact = self.frame.as_ref().is_some_and(|f| f.procs.iter().any(|p| p.comm == text));
+                FilterSpec {
+                    pids: rows.unwrap_or_default(),
+                    comm: exact.then(|| text.to_string()),
+                    ..Default::default()
+                }
+            }
+        };
+        self.filter_text = Some(text.to_string());
+        self.exited.clear();
+        self.requests.push(Request::SetFilter(Some(spec)));
     }
 
     /// Index of the selected row in display order.
@@ -155,11 +247,34 @@ impl App {
             Action::SortNext => self.proc_sort = self.proc_sort.next(),
             Action::SortReverse => self.proc_reverse = !self.proc_reverse,
             Action::Help => self.show_help = true,
+            Action::Open => {
+                let rows = self.rows();
+                if !rows.is_empty() {
+                    self.thread_pid = Some(rows[self.selected_index(&rows)]);
+                }
+            }
+            Action::Filter => self.prompt = Some(self.filter_text.clone().unwrap_or_default()),
+            Action::SortBy(k) => {
+                if self.proc_sort == k {
+                    self.proc_reverse = !self.proc_reverse;
+                } else {
+                    self.proc_sort = k;
+                    self.proc_reverse = false;
+                }
+            }
             Action::NextView => self.view = cycle(self.view, 1),
             Action::PrevView => self.view = cycle(self.view, View::ALL.len() - 1),
-            Action::Back => {}
+            Action::Back => self.thread_pid = None,
         }
     }
+}
+
+/// Does a row match typed text: a PID prefix, or a substring of its name or command.
+pub fn matches_text(p: &ProcFrame, text: &str) -> bool {
+    let t = text.to_lowercase();
+    p.pid.to_string().starts_with(&t)
+        || p.comm.to_lowercase().contains(&t)
+        || p.cmdline.to_lowercase().contains(&t)
 }
 
 fn cycle(v: View, step: usize) -> View {

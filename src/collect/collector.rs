@@ -4,16 +4,17 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::SyncSender;
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::bpf_common;
 use super::contention::ContentionCollector;
+use super::filter;
 use super::proc_scan::{self, ProcScanner};
 use super::irq::IrqCollector;
 use super::sched::SchedCollector;
-use crate::model::sample::{Mode, Sample, SystemInfo};
+use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
 use crate::util::{mono_ns, wall_ns};
 
 #[derive(Debug, Clone, Default)]
@@ -22,6 +23,8 @@ pub struct Config {
     pub bpf: bool,
     /// Only these processes (ttop -p).
     pub pids: Option<Vec<u32>>,
+    /// Only processes with this comm (ttop --comm), resolved every tick.
+    pub comm: Option<String>,
 }
 
 pub struct Collector {
@@ -31,6 +34,17 @@ pub struct Collector {
     scanner: ProcScanner,
     mode: Mode,
     seq: u64,
+    filter: Option<FilterSpec>,
+    /// PIDs currently loaded into the kernel-side filter.
+    active: Option<Vec<u32>>,
+}
+
+fn filter_spec(cfg: &Config) -> Option<FilterSpec> {
+    (cfg.pids.is_some() || cfg.comm.is_some()).then(|| FilterSpec {
+        pids: cfg.pids.clone().unwrap_or_default(),
+        comm: cfg.comm.clone(),
+        matched: Vec::new(),
+    })
 }
 
 /// Host facts for the header and the recording.
@@ -94,7 +108,9 @@ impl Collector {
             sched,
             irq,
             contention,
-            scanner: ProcScanner::new(cfg.pids.clone()),
+            scanner: ProcScanner::new(None),
+            filter: filter_spec(cfg),
+            active: None,
             mode,
             seq: 0,
         }
@@ -106,7 +122,34 @@ impl Collector {
 
     /// Collect one Sample. The /proc scan comes first (it marks the ghost boundary), then
     /// /proc/stat and the BPF maps are read at one instant, which is the sample's time.
+    /// Watch only these processes from the next tick on (None: everything).
+    pub fn set_filter(&mut self, spec: Option<FilterSpec>) {
+        self.filter = spec;
+        if self.filter.is_none() {
+            self.scanner.only_pids = None;
+            self.active = None;
+            if let Some(s) = self.sched.as_mut() {
+                s.set_filter(None);
+            }
+        }
+    }
+
+    /// Resolve the filter to PIDs and push changes into the kernel and the scanner.
+    fn apply_filter(&mut self) -> Option<FilterSpec> {
+        let spec = self.filter.as_mut()?;
+        spec.matched = filter::resolve(spec);
+        if self.active.as_ref() != Some(&spec.matched) {
+            if let Some(s) = self.sched.as_mut() {
+                s.set_filter(Some(&spec.matched));
+            }
+            self.active = Some(spec.matched.clone());
+        }
+        self.scanner.only_pids = Some(spec.matched.clone());
+        Some(spec.clone())
+    }
+
     pub fn sample(&mut self) -> Sample {
+        let filter = self.apply_filter();
         if let Some(s) = self.sched.as_mut() {
             s.begin_scan();
         }
@@ -123,7 +166,7 @@ impl Collector {
             }
             s
         });
-        let sample = Sample {
+        let mut sample = Sample {
             seq: self.seq,
             wall_ns: wall,
             mono_ns: mono,
@@ -133,9 +176,12 @@ impl Collector {
             bpf,
             irq,
             interrupts,
+            filter,
             contention: self.contention.as_mut().map(|c| c.read(mono)),
         };
         self.seq += 1;
+        // Map-ordered lists in key order: deterministic, and recordings stay small.
+        crate::record::canon::canonical_order(&mut sample);
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {
             // Processes gone from /proc have now been reported once: drop their entries.
             let scanned: std::collections::HashSet<u32> =
@@ -170,14 +216,33 @@ pub fn raise_priority() -> Result<(), String> {
     }
 }
 
+/// What the UI thread may ask of the collector thread (the UI never touches the kernel).
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Watch only these processes from the next tick on (None: everything).
+    SetFilter(Option<FilterSpec>),
+}
+
 /// Run the collector on its own thread: a first Sample at once, then one per interval,
 /// each sent over the bounded channel. Stops when `stop` is set or the receiver is gone.
 pub fn spawn(
+    collector: Collector,
+    interval: Duration,
+    rt: bool,
+    tx: SyncSender<Sample>,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
+    spawn_with_requests(collector, interval, rt, tx, stop, None)
+}
+
+/// `spawn`, also taking Requests from the UI between ticks.
+pub fn spawn_with_requests(
     mut collector: Collector,
     interval: Duration,
     rt: bool,
     tx: SyncSender<Sample>,
     stop: Arc<AtomicBool>,
+    requests: Option<Receiver<Request>>,
 ) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("ttop-collect".into())
@@ -187,6 +252,11 @@ pub fn spawn(
             }
             let mut next = Instant::now();
             while !stop.load(Ordering::Relaxed) {
+                for r in requests.iter().flat_map(|rx| rx.try_iter()) {
+                    match r {
+                        Request::SetFilter(f) => collector.set_filter(f),
+                    }
+                }
                 let s = collector.sample();
                 if tx.send(s).is_err() {
                     break;

@@ -2,6 +2,7 @@
 
 pub mod bpf_common;
 pub mod collector;
+pub mod filter;
 pub mod contention;
 pub mod irq;
 pub mod kallsyms;

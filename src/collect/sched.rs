@@ -8,7 +8,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
 use crate::model::latency::{LatStats, LatencySample};
-use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops};
+use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
@@ -158,11 +158,24 @@ impl SchedCollector {
             }
         }
         out.latency = self.read_latency(tick_gen);
+        if let Ok(iter) = maps.ghost_names.lookup_batch(1024, MapFlags::ANY, MapFlags::ANY) {
+            for (k, v) in iter {
+                let key: types::ghost_key = from_bytes(&k);
+                let g: types::ghost_stats = from_bytes(&v);
+                out.ghost_names.push(GhostName {
+                    tgid: key.tgid,
+                    comm: c_str(&key.comm.map(|c| c as u8)),
+                    count: g.count,
+                    oncpu_ns: g.oncpu_ns,
+                });
+            }
+        }
         let bss = self.bss();
         out.drops = Drops {
             threads: bss.drops[0],
             procs: bss.drops[1],
             sched_gaps: bss.drops[2],
+            ghost_names: bss.drops[7],
             lat_threads: bss.drops[3],
             lat_stale: bss.drops[4],
             ..Default::default()
@@ -216,8 +229,35 @@ impl SchedCollector {
         out
     }
 
+    /// Count only these processes in the kernel (None: everything). Cheaper than
+    /// filtering in user space: unwatched tasks cost one map lookup per event.
+    pub fn set_filter(&mut self, tgids: Option<&[u32]>) {
+        let map = &self.skel.maps.filter_tgids;
+        let old: Vec<Vec<u8>> = map.keys().collect();
+        for k in old {
+            let _ = map.delete(&k);
+        }
+        for t in tgids.unwrap_or_default() {
+            let _ = map.update(&t.to_ne_bytes(), &[1u8], MapFlags::ANY);
+        }
+        let on = u32::from(tgids.is_some());
+        let bss = self.bss();
+        // SAFETY: a live &mut into the mmapped .bss section; BPF reads it concurrently.
+        unsafe { std::ptr::write_volatile(&mut bss.filter_enabled, on) };
+    }
+
     /// Forget processes that are gone from /proc after they have been reported once.
     pub fn forget_procs(&self, tgids: &[u32]) {
+        if !tgids.is_empty() {
+            let names = &self.skel.maps.ghost_names;
+            let keys: Vec<Vec<u8>> = names.keys().collect();
+            for k in keys {
+                let key: types::ghost_key = from_bytes(&k);
+                if tgids.contains(&key.tgid) {
+                    let _ = names.delete(&k);
+                }
+            }
+        }
         for t in tgids {
             let _ = self.skel.maps.procs.delete(&t.to_ne_bytes());
         }

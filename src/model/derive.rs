@@ -228,6 +228,12 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // Threads.
     let threads = thread_frames(cur, prev, interval_ns, interval_s, tck);
 
+    // With a filter every panel is about the watched processes: their runnable threads
+    // are their on-CPU plus run-queue time over the interval (no instantaneous max).
+    let (true_avg, true_max) = match (&cur.filter, true_avg) {
+        (Some(_), Some(_)) => (Some(procs.iter().filter_map(|p| p.runnable_avg).sum()), None),
+        _ => (true_avg, true_max),
+    };
     let runnable = Runnable {
         true_avg,
         true_max,
@@ -258,6 +264,8 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         t: cur.wall_ns as f64 / 1e9,
         interval_s: if prev.is_some() { interval_s } else { 0.0 },
         mode: if cur.mode.bpf { "bpf" } else { "procfs" }.to_string(),
+        filter: cur.filter.as_ref().map(filter_label),
+        ghost_groups: super::ghosts::ghost_groups(prev, cur),
         problems: cur.mode.problems.clone(),
         host: sys.host.clone(),
         kernel: sys.kernel.clone(),
@@ -280,6 +288,19 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     frame
 }
 
+/// How the header names a filter: "pid 4242,4243", "comm postgres", or both.
+pub fn filter_label(f: &crate::model::sample::FilterSpec) -> String {
+    let mut parts = Vec::new();
+    if !f.pids.is_empty() {
+        let p: Vec<String> = f.pids.iter().map(u32::to_string).collect();
+        parts.push(format!("pid {}", p.join(",")));
+    }
+    if let Some(c) = &f.comm {
+        parts.push(format!("comm {c}"));
+    }
+    parts.join(" + ")
+}
+
 fn fill_bpf(
     row: &mut ProcFrame,
     pt: &ProcTotals,
@@ -295,6 +316,10 @@ fn fill_bpf(
     row.ghost_cpu_ms = Some(ghost_ns as f64 / 1e6);
     let true_pct = pct_of(d(pt.oncpu_ns, ct.oncpu_ns), interval_ns);
     row.cpu_pct_true = Some(true_pct);
+    // Running or waiting to run, averaged over the interval: how many of its threads
+    // were runnable at a time.
+    let runnable_ns = d(pt.oncpu_ns, ct.oncpu_ns) + d(pt.runq_wait_ns, ct.runq_wait_ns);
+    row.runnable_avg = Some(runnable_ns as f64 / interval_ns as f64);
     row.runq_wait_ms = Some(d(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6);
     row.scan_miss = (true_pct - row.cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns);
 }

@@ -14,6 +14,9 @@ pub struct Frame {
     pub interval_s: f64,
     /// "bpf" (eBPF and /proc) or "procfs" (the /proc scan only).
     pub mode: String,
+    /// The processes this session watches ("pid 4242,4243", "comm postgres"); null when
+    /// it watches the whole machine. With a filter, runnable counts are theirs.
+    pub filter: Option<String>,
     /// What is missing and how to fix it; empty when everything works.
     pub problems: Vec<String>,
     pub host: String,
@@ -28,6 +31,8 @@ pub struct Frame {
     pub forks: u64,
     pub cpus: Vec<CpuFrame>,
     pub procs: Vec<ProcFrame>,
+    /// Ghost threads grouped by process and name, biggest first.
+    pub ghost_groups: Vec<super::ghosts::GhostGroup>,
     /// Per-thread rows (not part of the JSON output).
     #[serde(skip)]
     pub threads: Vec<ThreadFrame>,
@@ -123,6 +128,8 @@ pub struct ProcFrame {
     pub rss_kb: u64,
     /// How much the scan misses: max(0, cpu_pct_true - cpu_pct_scan) plus ghost CPU%.
     pub scan_miss: f64,
+    /// Its threads that were runnable (on a CPU or waiting for one), time-weighted.
+    pub runnable_avg: Option<f64>,
     /// Remote TLB flushes this process requested (each one runs flush_tlb_func on
     /// another CPU), and IPIs it sent: all, and those for TLB flushes.
     pub tlb_shootdowns_caused: Option<u64>,

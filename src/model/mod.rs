@@ -4,6 +4,7 @@ pub mod contention;
 pub mod contention_frame;
 pub mod derive;
 pub mod fixtures;
+pub mod ghosts;
 pub mod frame;
 pub mod irq;
 pub mod latency;

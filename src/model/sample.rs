@@ -139,6 +139,15 @@ pub struct BpfProc {
     pub comm: String,
 }
 
+/// Ghost threads of one process that had the same name (cumulative).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GhostName {
+    pub tgid: u32,
+    pub comm: String,
+    pub count: u64,
+    pub oncpu_ns: u64,
+}
+
 /// Events lost because a map was full, by map (cumulative).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Drops {
@@ -151,6 +160,9 @@ pub struct Drops {
     /// kernel's own runtime counter); run-queue wait and switch counts lose that event.
     #[serde(default)]
     pub sched_gaps: u64,
+    /// Ghost-name table full (per-process ghost counts stay exact).
+    #[serde(default)]
+    pub ghost_names: u64,
     /// Per-thread latency table full: a thread's scheduling latencies went uncounted.
     #[serde(default)]
     pub lat_threads: u64,
@@ -169,11 +181,25 @@ pub struct BpfSample {
     pub threads: Vec<BpfThread>,
     pub procs: Vec<BpfProc>,
     pub drops: Drops,
+    /// Ghost threads by (process, name).
+    #[serde(default)]
+    pub ghost_names: Vec<GhostName>,
     /// Largest system-wide runnable count seen since the previous sample.
     pub runq_peak: u32,
     /// Scheduling latency histograms, per CPU and per thread.
     #[serde(default)]
     pub latency: super::latency::LatencySample,
+}
+
+/// The processes a session watches (ttop -p / --comm), and the PIDs that matched at
+/// this tick. Panels are scoped to them; None means the whole machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FilterSpec {
+    pub pids: Vec<u32>,
+    pub comm: Option<String>,
+    /// PIDs that matched when the sample was taken.
+    #[serde(default)]
+    pub matched: Vec<u32>,
 }
 
 /// What one tick collected.
@@ -189,6 +215,9 @@ pub struct Sample {
     pub stat: ProcStat,
     pub procs: Vec<ProcScan>,
     pub bpf: Option<BpfSample>,
+    /// Set when the session watches only some processes.
+    #[serde(default)]
+    pub filter: Option<FilterSpec>,
     /// Futexes, kernel locks and mmap_lock from eBPF (bpf/contention.bpf.c).
     #[serde(default)]
     pub contention: Option<super::contention::ContentionSample>,

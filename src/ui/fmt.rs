@@ -65,6 +65,13 @@ pub fn kb(v: u64) -> String {
     }
 }
 
+/// Wall-clock seconds since the epoch as UTC "HH:MM:SS" (UTC: rendering does no I/O,
+/// and a time zone needs /etc/localtime).
+pub fn clock(t: f64) -> String {
+    let s = t.max(0.0) as u64 % 86400;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
 /// Seconds as "3d 4h", "5h 02m", "12m".
 pub fn uptime(s: f64) -> String {
     let s = s as u64;

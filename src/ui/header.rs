@@ -41,6 +41,9 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             spans.push(Span::styled(format!(" gaps {} ", d.sched_gaps), th.dim));
         }
     }
+    if let Some(filter) = &fr.filter {
+        spans.push(Span::styled(format!(" watching {} ", fmt::inert(filter)), th.warn));
+    }
     if app.paused {
         spans.push(Span::styled(" PAUSED ", th.alert));
     }

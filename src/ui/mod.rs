@@ -9,6 +9,7 @@ pub mod help;
 pub mod procs;
 pub mod runnable;
 pub mod theme;
+pub mod threads;
 
 use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -60,7 +61,10 @@ fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::F
     .areas(area);
     runnable::render(f, run, app, frame, th);
     cores::render(f, cores, frame, th);
-    procs::render(f, table, app, frame, th);
+    match app.thread_pid {
+        Some(pid) => threads::render(f, table, app, frame, pid, th),
+        None => procs::render(f, table, app, frame, th),
+    }
 }
 
 /// Heights of the runnable and per-core panels for a body of `h` rows and `ncpus` CPUs.

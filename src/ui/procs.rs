@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
-use crate::app::sort::{ProcSort, sorted_procs};
+use crate::app::sort::ProcSort;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
 
@@ -45,17 +45,14 @@ const COLS: &[Col] = &[
         sort: Some(ProcSort::Comm),
         value: |p, _| fmt::inert(&p.comm),
     },
-    Col {
-        title: "S",
-        width: 1,
-        min_screen: 0,
+    Col { title: "S", width: 1, min_screen: 56,
         sort: None,
         value: |p, _| p.state.to_string(),
     },
     Col {
         title: "THR",
         width: 4,
-        min_screen: 0,
+        min_screen: 60,
         sort: Some(ProcSort::Threads),
         value: |p, _| fmt::num(f64::from(p.threads_seen), 4),
     },
@@ -69,21 +66,21 @@ const COLS: &[Col] = &[
     Col {
         title: "NEW/s",
         width: 6,
-        min_screen: 0,
+        min_screen: 70,
         sort: Some(ProcSort::Created),
         value: |p, s| rate(p.threads_created, s),
     },
     Col {
         title: "EXIT/s",
         width: 6,
-        min_screen: 0,
+        min_screen: 70,
         sort: Some(ProcSort::Exited),
         value: |p, s| rate(p.threads_exited, s),
     },
     Col {
         title: "GHOST/s",
         width: 7,
-        min_screen: 0,
+        min_screen: 48,
         sort: Some(ProcSort::Ghosts),
         value: |p, s| rate(p.ghost_threads, s),
     },
@@ -114,7 +111,7 @@ const COLS: &[Col] = &[
     Col {
         title: "RQWAIT",
         width: 7,
-        min_screen: 0,
+        min_screen: 77,
         sort: Some(ProcSort::RunqWait),
         value: |p, s| {
             p.runq_wait_ms
@@ -154,13 +151,13 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if show_cmd {
         header.push(Cell::from(Span::styled("COMMAND", th.title)));
     }
-    let rows_all = sorted_procs(fr, app.proc_sort, app.proc_reverse);
+    let rows_all = app.visible_procs(fr);
     let pids: Vec<u32> = rows_all.iter().map(|p| p.pid).collect();
     let sel = app.selected_index(&pids);
     let body_h = area.height.saturating_sub(2) as usize; // title border + header
     let offset = sel.saturating_sub(body_h.saturating_sub(1));
     let worst = rows_all.iter().map(|p| p.scan_miss).fold(0.0, f64::max);
-    let rows: Vec<Row> = rows_all
+    let mut rows: Vec<Row> = rows_all
         .iter()
         .enumerate()
         .skip(offset)
@@ -171,7 +168,9 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 .map(|c| Cell::from((c.value)(p, secs)))
                 .collect();
             if show_cmd {
-                let cmd = if p.cmdline.is_empty() {
+                let cmd = if p.gone {
+                    format!("exited, last figures: {}", p.comm)
+                } else if p.cmdline.is_empty() {
                     format!("[{}]", p.comm)
                 } else {
                     p.cmdline.clone()
@@ -193,15 +192,29 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             Row::new(cells).style(style)
         })
         .collect();
+    // Watched processes that exited: their last figures, and when.
+    let room = body_h.saturating_sub(rows.len());
+    for (pid, (t, last)) in app.exited.iter().filter(|(pid, _)| !pids.contains(pid)).take(room) {
+        let mut cells: Vec<Cell> = cols.iter().map(|c| Cell::from((c.value)(last, secs))).collect();
+        cells[2] = Cell::from("X");
+        let note = format!("exited {} UTC; last figures shown (pid {pid})", fmt::clock(*t));
+        if show_cmd {
+            cells.push(Cell::from(note));
+        } else if let Some(c) = cells.get_mut(1) {
+            *c = Cell::from(format!("{} exited", fmt::inert(&last.comm)));
+        }
+        rows.push(Row::new(cells).style(th.dim));
+    }
     let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
     if show_cmd {
         widths.push(Constraint::Min(10));
     }
-    let title = format!(
-        " Processes {}  sorted by {} {arrow} ",
-        fr.procs.len(),
-        app.proc_sort.name()
-    );
+    let shown = if rows_all.len() == fr.procs.len() {
+        format!("{}", fr.procs.len())
+    } else {
+        format!("{} of {}", rows_all.len(), fr.procs.len())
+    };
+    let title = format!(" Processes {shown}  sorted by {} {arrow} ", app.proc_sort.name());
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title, th.title));

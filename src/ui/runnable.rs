@@ -27,38 +27,35 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     f.render_widget(block, area);
     let r = &fr.runnable;
     let mut lines = Vec::new();
-    match (r.true_avg, r.true_max) {
-        (Some(avg), Some(max)) => lines.push(Line::from(vec![
+    let what = if fr.filter.is_some() { "  watched processes, eBPF" } else { "  eBPF, time-weighted" };
+    match r.true_avg {
+        Some(avg) => lines.push(Line::from(vec![
             Span::styled("true ", th.truth),
-            Span::raw(format!(" avg {avg:>5.1}  max {max:>3.0}")),
-            Span::styled("  eBPF, time-weighted", th.dim),
+            Span::raw(format!(
+                " avg {avg:>5.1}  max {:>3}",
+                r.true_max.map_or("-".to_string(), |m| format!("{m:.0}"))
+            )),
+            Span::styled(what, th.dim),
         ])),
-        _ => lines.push(Line::from(Span::styled(
-            "true  needs eBPF (see the banner)",
-            th.dim,
-        ))),
+        None => lines.push(Line::from(Span::styled("true  needs eBPF (see the banner)", th.dim))),
     }
     lines.push(Line::from(vec![
         Span::styled("scan ", th.scan),
         Span::raw(format!(
             " R {:<4} procs_running {:<3} blocked {:<3} load {:.2} {:.2} {:.2}",
-            r.scan_running,
-            r.procs_running,
-            r.procs_blocked,
-            r.loadavg[0],
-            r.loadavg[1],
-            r.loadavg[2]
+            r.scan_running, r.procs_running, r.procs_blocked, r.loadavg[0], r.loadavg[1], r.loadavg[2]
         )),
     ]));
     match (r.undercount, r.true_avg) {
-        (Some(ratio), Some(avg)) => lines.push(Line::from(Span::styled(
-            format!("▲ {}", undercount_text(avg, r.scan_running, ratio)),
-            th.alert,
-        ))),
-        (None, Some(_)) => lines.push(Line::from(Span::styled(
-            "scan and truth agree this interval",
-            th.dim,
-        ))),
+        (Some(ratio), Some(avg)) => {
+            let text = if area.width < 60 {
+                format!("▲ scan {} vs true {avg:.1}: {ratio:.1}x under", r.scan_running)
+            } else {
+                format!("▲ {}", undercount_text(avg, r.scan_running, ratio))
+            };
+            lines.push(Line::from(Span::styled(text, th.alert)));
+        }
+        (None, Some(_)) => lines.push(Line::from(Span::styled("scan and truth agree this interval", th.dim))),
         _ => {}
     }
     let show_chart = inner.width >= 100 && !app.history.is_empty();

@@ -40,7 +40,9 @@ pub fn ttop_bin() -> PathBuf {
 
 /// Compile tests/workloads/NAME.c (once per test run) and return the binary's path.
 pub fn workload(name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads").join(format!("{name}.c"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/workloads")
+        .join(format!("{name}.c"));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workloads");
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join(name);
@@ -55,7 +57,12 @@ pub fn workload(name: &str) -> PathBuf {
             .arg(&src)
             .output()
             .expect("run cc (apt-get install gcc)");
-        assert!(out.status.success(), "cc {}: {}", src.display(), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "cc {}: {}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     bin
 }
@@ -73,13 +80,19 @@ pub fn spawn_workload(name: &str, args: &[&str]) -> Child {
 /// Read `key=value` pairs that a workload printed on stdout.
 pub fn parse_kv(text: &str) -> std::collections::HashMap<String, String> {
     text.split_whitespace()
-        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .filter_map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
         .collect()
 }
 
 /// Run `ttop ARGS` to completion and parse every stdout line as JSON.
 pub fn ttop_json(args: &[&str]) -> Vec<serde_json::Value> {
-    let out = Command::new(ttop_bin()).args(args).output().expect("run ttop");
+    let out = Command::new(ttop_bin())
+        .args(args)
+        .output()
+        .expect("run ttop");
     assert!(
         out.status.success(),
         "ttop {args:?} failed: {}",
@@ -102,7 +115,10 @@ pub struct Bg {
 impl Bg {
     /// Wait for it to exit (killing it after `limit`) and return all it printed.
     pub fn finish(mut self, limit: Duration) -> String {
-        assert!(wait_timeout(&mut self.child, limit), "ttop did not finish within {limit:?}");
+        assert!(
+            wait_timeout(&mut self.child, limit),
+            "ttop did not finish within {limit:?}"
+        );
         self.out.take().unwrap().join().unwrap()
     }
 
@@ -129,7 +145,10 @@ pub fn ttop_spawn(args: &[&str]) -> Bg {
         std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
         s
     });
-    Bg { child, out: Some(out) }
+    Bg {
+        child,
+        out: Some(out),
+    }
 }
 
 /// Wait for a child with a deadline; kill it if it overstays.
