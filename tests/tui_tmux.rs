@@ -1,0 +1,201 @@
+//! The dashboard as a person meets it: started in a real pseudo-terminal (tmux), driven
+//! with keys, and left with q, SIGTERM and SIGHUP. Checks what is on the screen.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str, w: u16, h: u16) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            assert!(!is_ci(), "tmux missing under CI (.ci/deps installs it)");
+            eprintln!("SKIPPED: tmux not installed");
+            return None;
+        }
+        let name = format!("ttop-test-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
+            .arg(format!("{cmd}; echo TTOP-EXITED $?; sleep 30"))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Some(Tmux { name })
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .unwrap();
+    }
+
+    /// Wait until the screen contains `what` (or fail with the screen).
+    fn wait_for(&self, what: &str) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(15),
+                "waited for {what:?}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn pane_pid(&self) -> u32 {
+        let out = Command::new("tmux")
+            .args(["list-panes", "-t", &self.name, "-F", "#{pane_pid}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn ttop_cmd() -> String {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    format!(
+        "{} {}",
+        ttop_bin().display(),
+        if root { "" } else { "--no-bpf" }
+    )
+}
+
+/// The ttop process started by the pane's shell.
+fn ttop_pid(t: &Tmux) -> u32 {
+    let shell = t.pane_pid();
+    let out = Command::new("pgrep")
+        .args(["-P", &shell.to_string(), "ttop"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .expect("ttop is running")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn drive_the_dashboard_and_quit_cleanly() {
+    let _g = kernel_lock();
+    let Some(t) = Tmux::start(&ttop_cmd(), 100, 30) else {
+        return;
+    };
+    t.wait_for("Runnable threads");
+    t.wait_for("Processes");
+    t.keys(&["?"]);
+    t.wait_for("ttop keys");
+    t.keys(&["x"]); // any key closes help
+    t.keys(&["s"]);
+    t.wait_for("sorted by");
+    t.keys(&["p", "1", "Enter"]);
+    t.wait_for("watching pid 1");
+    t.keys(&["Enter"]);
+    t.wait_for("Threads of 1");
+    t.keys(&["Escape"]);
+    t.wait_for("Processes");
+    t.keys(&["/", "Enter"]); // empty filter clears
+    t.keys(&["q"]);
+    let s = t.wait_for("TTOP-EXITED 0");
+    assert!(
+        !s.contains("Runnable threads"),
+        "the dashboard was left on screen:\n{s}"
+    );
+}
+
+#[test]
+fn resize_and_tiny_terminal() {
+    let _g = kernel_lock();
+    let Some(t) = Tmux::start(&ttop_cmd(), 40, 12) else {
+        return;
+    };
+    t.wait_for("Processes");
+    Command::new("tmux")
+        .args(["resize-window", "-t", &t.name, "-x", "200", "-y", "60"])
+        .status()
+        .unwrap();
+    t.wait_for("COMMAND");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let _g = kernel_lock();
+    let Some(t) = Tmux::start(&ttop_cmd(), 100, 30) else {
+        return;
+    };
+    t.wait_for("Runnable threads");
+    let pid = ttop_pid(&t);
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let s = t.wait_for("TTOP-EXITED 0");
+    assert!(
+        !s.contains("Runnable threads"),
+        "the dashboard was left on screen:\n{s}"
+    );
+}
+
+#[test]
+fn sighup_from_a_dropped_session_ends_ttop() {
+    let _g = kernel_lock();
+    let Some(t) = Tmux::start(&ttop_cmd(), 100, 30) else {
+        return;
+    };
+    t.wait_for("Runnable threads");
+    let pid = ttop_pid(&t);
+    Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    let t0 = Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "ttop still running 5 s after SIGHUP"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.wait_for("TTOP-EXITED 0");
+}
