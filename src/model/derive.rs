@@ -3,9 +3,41 @@
 //! exactly what the live screen showed. Pure: no I/O, no clocks.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable, ThreadFrame};
 use super::sample::{BpfProc, BpfThread, CpuTimes, ProcScan, Sample, SystemInfo};
+
+/// Hashing for the maps keyed by pid or tid that derive builds every tick. The default
+/// SipHash cost more than all the rest of derive at 10,000 threads (the benchmark's
+/// target is 2 ms per frame); the keys are small integers, so one multiply spreads them.
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A map keyed by pid, tid or CPU number.
+pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
+
+fn id_map<V>(n: usize) -> IdMap<u32, V> {
+    IdMap::with_capacity_and_hasher(n, Default::default())
+}
 
 /// Difference of a cumulative counter. A counter that went backwards was reset
 /// (map entry recreated, PID reused, collector restarted): count from zero.
@@ -67,8 +99,8 @@ struct ProcTotals {
     ghost_oncpu_ns: u64,
 }
 
-fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> HashMap<u32, ProcTotals> {
-    let mut m: HashMap<u32, ProcTotals> = HashMap::with_capacity(procs.len() + 64);
+fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> IdMap<u32, ProcTotals> {
+    let mut m: IdMap<u32, ProcTotals> = id_map(procs.len() + 64);
     for t in threads {
         let e = m.entry(t.tgid).or_default();
         e.oncpu_ns += t.oncpu_ns;
@@ -151,7 +183,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // Processes: the scan, joined with BPF per-process totals.
     let sys_proc_threads = cur_bpf.map(|b| proc_totals(&b.threads, &b.procs));
     let prev_proc_threads = prev_bpf.map(|b| proc_totals(&b.threads, &b.procs));
-    let prev_scan: HashMap<u32, &ProcScan> = prev
+    let prev_scan: IdMap<u32, &ProcScan> = prev
         .map(|p| p.procs.iter().map(|p| (p.pid, p)).collect())
         .unwrap_or_default();
     let bpf_tot = |pid: u32| -> Option<(ProcTotals, ProcTotals)> {
@@ -166,7 +198,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     let page_kb = sys.page_size.max(1) / 1024;
     let mut procs = Vec::with_capacity(cur.procs.len() + 8);
     let mut scan_running = 0u32;
-    let mut seen: HashSet<u32> = HashSet::with_capacity(cur.procs.len());
+    let mut seen: IdSet = IdSet::with_capacity_and_hasher(cur.procs.len(), Default::default());
     for p in &cur.procs {
         seen.insert(p.pid);
         let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
@@ -231,7 +263,10 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // With a filter every panel is about the watched processes: their runnable threads
     // are their on-CPU plus run-queue time over the interval (no instantaneous max).
     let (true_avg, true_max) = match (&cur.filter, true_avg) {
-        (Some(_), Some(_)) => (Some(procs.iter().filter_map(|p| p.runnable_avg).sum()), None),
+        (Some(_), Some(_)) => (
+            Some(procs.iter().filter_map(|p| p.runnable_avg).sum()),
+            None,
+        ),
         _ => (true_avg, true_max),
     };
     let runnable = Runnable {
@@ -255,7 +290,10 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
                 lat_stale: delta(pd.lat_stale, c.drops.lat_stale),
                 ipi_senders: delta(pd.ipi_senders, c.drops.ipi_senders),
             };
-            (d.threads + d.procs + d.sched_gaps + d.lat_threads + d.lat_stale + d.ipi_senders, d)
+            (
+                d.threads + d.procs + d.sched_gaps + d.lat_threads + d.lat_stale + d.ipi_senders,
+                d,
+            )
         }
         _ => (0, DropsFrame::default()),
     };
@@ -331,7 +369,7 @@ fn thread_frames(
     interval_s: f64,
     tck: f64,
 ) -> Vec<ThreadFrame> {
-    let by_tid = |s: &Sample| -> HashMap<u32, BpfThread> {
+    let by_tid = |s: &Sample| -> IdMap<u32, BpfThread> {
         s.bpf
             .as_ref()
             .map(|b| b.threads.iter().map(|t| (t.tid, *t)).collect())
@@ -339,7 +377,7 @@ fn thread_frames(
     };
     let cur_bt = by_tid(cur);
     let prev_bt = prev.map(by_tid).unwrap_or_default();
-    let prev_tasks: HashMap<u32, (u64, u64)> = prev
+    let prev_tasks: IdMap<u32, (u64, u64)> = prev
         .map(|p| {
             p.procs
                 .iter()
@@ -390,4 +428,118 @@ fn thread_frames(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixtures::{incident, system};
+    use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, ProcScan};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-6 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn rates_use_the_measured_interval() {
+        let sys = system();
+        let a = incident(10, true);
+        let mut b = incident(12, true); // counters advanced two seconds' worth...
+        b.mono_ns = a.mono_ns + 2_000_000_000; // ...over a measured two seconds
+        let f = derive(&sys, Some(&a), &b);
+        assert!(close(f.interval_s, 2.0));
+        // Averages are per interval length, so they match the one-second fixture.
+        assert!(close(f.runnable.true_avg.unwrap(), 11.2 + 10.4 + 9.1 + 6.7));
+        assert_eq!(f.cpus[0].switches, Some(82_000)); // a count for the whole interval
+        let tiflash = f.procs.iter().find(|p| p.pid == 4242).unwrap();
+        assert!(close(tiflash.cpu_pct_true.unwrap(), 310.0));
+        assert!(close(tiflash.cpu_pct_scan, 140.0));
+    }
+
+    #[test]
+    fn undercount_ratio_and_threshold() {
+        let f = derive(&system(), Some(&incident(1, true)), &incident(2, true));
+        let r = f.runnable.undercount.unwrap();
+        assert!(close(r, 37.4 / 4.0), "{r}");
+        assert_eq!(undercount(2.9, 2), None, "less than one thread apart");
+        assert_eq!(undercount(3.5, 3), None, "below 1.5x");
+        assert!(close(undercount(3.0, 0).unwrap(), 3.0), "a scan that sees nothing");
+    }
+
+    #[test]
+    fn ghosts_and_their_cpu_are_accounted() {
+        let f = derive(&system(), Some(&incident(1, true)), &incident(2, true));
+        let t = f.procs.iter().find(|p| p.pid == 4242).unwrap();
+        assert_eq!(t.ghost_threads, Some(3050));
+        assert_eq!(t.threads_created, Some(3120));
+        assert!(close(t.ghost_cpu_ms.unwrap(), 1650.0));
+        // The CPU the scan misses: true - scan plus the ghosts' share.
+        assert!(close(t.scan_miss, (310.0 - 140.0) + 165.0));
+        let g = &f.ghost_groups[0];
+        assert_eq!((g.pid, g.name.as_str(), g.count), (4242, "DeltaMerge-*", 3000));
+    }
+
+    #[test]
+    fn a_process_that_vanished_is_reported_gone() {
+        let sys = system();
+        let a = incident(1, true);
+        let mut b = incident(2, true);
+        b.procs.retain(|p| p.pid != 1817);
+        let f = derive(&sys, Some(&a), &b);
+        let pg = f.procs.iter().find(|p| p.pid == 1817).expect("gone row");
+        assert!(pg.gone);
+        assert_eq!(pg.state, 'X');
+        assert_eq!(pg.comm, "postgres", "named from the previous scan");
+        // A process born and dead inside the interval comes from BPF alone.
+        let sh = f.procs.iter().find(|p| p.pid == 5150).unwrap();
+        assert!(sh.gone && sh.comm == "sh" && sh.ghost_threads == Some(1));
+    }
+
+    #[test]
+    fn counters_that_go_backwards_restart_from_zero() {
+        assert_eq!(delta(10, 15), 5);
+        assert_eq!(delta(u64::MAX - 1, 3), 3, "a reset (or wrap) counts from zero");
+        let sys = system();
+        let mut a = incident(5, true);
+        let b = incident(6, true);
+        // The BPF side was restarted between the samples: its counters are smaller.
+        a.bpf = Some(BpfSample {
+            cpus: vec![BpfCpu { cpu: 0, switches: u64::MAX / 2, runq_area_ns: u128::MAX / 2, ..Default::default() }],
+            threads: vec![BpfThread { tid: 4242, tgid: 4242, oncpu_ns: u64::MAX / 2, ..Default::default() }],
+            procs: vec![BpfProc { tgid: 4242, created: u64::MAX / 2, ..Default::default() }],
+            ..Default::default()
+        });
+        let f = derive(&sys, Some(&a), &b);
+        assert_eq!(f.cpus[0].switches, Some(41_000 * 6));
+        let t = f.procs.iter().find(|p| p.pid == 4242).unwrap();
+        assert_eq!(t.threads_created, Some(3120 * 6));
+        assert!(t.cpu_pct_true.unwrap().is_finite());
+    }
+
+    #[test]
+    fn reused_pid_does_not_inherit_the_old_cpu_time() {
+        let sys = system();
+        let a = incident(1, true);
+        let mut b = incident(2, true);
+        let p: &mut ProcScan = b.procs.iter_mut().find(|p| p.pid == 1817).unwrap();
+        p.starttime += 1; // a new process with the same PID
+        let f = derive(&sys, Some(&a), &b);
+        assert_eq!(f.procs.iter().find(|p| p.pid == 1817).unwrap().cpu_pct_scan, 0.0);
+    }
+
+    #[test]
+    fn procfs_only_has_no_truth() {
+        let f = derive(&system(), Some(&incident(1, false)), &incident(2, false));
+        assert_eq!(f.mode, "procfs");
+        assert_eq!(f.runnable.true_avg, None);
+        assert!(f.procs.iter().all(|p| p.cpu_pct_true.is_none() && p.ghost_threads.is_none()));
+        assert!(!f.problems.is_empty());
+    }
+
+    #[test]
+    fn first_sample_has_zero_rates() {
+        let f = derive(&system(), None, &incident(3, true));
+        assert_eq!(f.interval_s, 0.0);
+        assert!(f.procs.iter().all(|p| p.threads_created == Some(0)));
+    }
 }
