@@ -493,6 +493,22 @@ static __always_inline struct ttop_mm_state *mm_state_get(struct mm_struct *mm)
 	return bpf_map_lookup_elem(&mm_states, &key);
 }
 
+/* The mm's owner now. mm_struct memory is recycled, so an entry keyed by its address
+ * may have belonged to an earlier process: the rare paths (a wait, a contended hold)
+ * re-read the owner, and a changed owner means a new mm whose state starts afresh. */
+static __always_inline __u32 mm_victim(struct ttop_mm_state *st, struct mm_struct *mm)
+{
+	__u32 owner = mm_owner_tgid(mm);
+
+	if (owner && owner != st->owner_tgid) {
+		struct ttop_mm_state z = {};
+
+		z.owner_tgid = owner;
+		*st = z;
+	}
+	return st->owner_tgid;
+}
+
 /* Who is in the way: the writer, else the last reader still counted. */
 static __always_inline void snapshot_holder(struct ttop_mm_state *st, struct ttop_mmap_op *op)
 {
@@ -676,12 +692,12 @@ static __always_inline void blame_longest_hold(struct ttop_mm_state *st, struct 
 }
 
 static __always_inline void mmap_add_wait(struct ttop_mm_state *st, struct ttop_mmap_op *op, __u32 tid,
-					  __u32 tgid, __u64 dur)
+					  __u32 tgid, __u64 dur, struct mm_struct *mm)
 {
 	struct ttop_mmap_key key = {};
 	struct ttop_mmap_stats *s, z = {};
 
-	key.victim = st ? st->owner_tgid : 0;
+	key.victim = st ? mm_victim(st, mm) : 0;
 	key.holder = op->holder_tgid;
 	key.waiter_tid = tid;
 	z.waiter_tgid = tgid;
@@ -765,7 +781,7 @@ static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool 
 			 * threads queued behind a queued writer wait for the holder, not it. */
 			if (st)
 				blame_longest_hold(st, op, granted);
-			mmap_add_wait(st, op, tid, tgid, dur);
+			mmap_add_wait(st, op, tid, tgid, dur, mm);
 		} else {
 			/* Uncontended: the lock was taken right after start_locking; the
 			 * thread may have been preempted before this event fired. */
@@ -808,7 +824,7 @@ static __always_inline int mmap_released(struct mm_struct *mm, bool write)
 			struct ttop_mmap_key k = {};
 			struct ttop_mmap_stats *s, z = {};
 
-			k.victim = st->owner_tgid;
+			k.victim = mm_victim(st, mm);
 			k.holder = tgid;
 			k.waiter_tid = 0;
 			z.waiter_tgid = tgid;

@@ -367,7 +367,7 @@ impl ContentionCollector {
             })
             .filter(|r| r.0 > 0)
             .collect();
-        ranked.sort_by(|a, b| b.0.cmp(&a.0));
+        ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
         let mut new_budget = MAX_NEW_PER_TICK;
         for &(_, i, id) in ranked.iter().take(TOP_STACKS) {
             let pid = futexes[i].tgid;

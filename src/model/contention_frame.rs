@@ -88,24 +88,28 @@ pub struct LockFrame {
     pub waiters: Vec<LockWaiterFrame>,
 }
 
-/// Who held a victim's mmap_lock while its threads waited, during the interval.
+/// "pid R (holder) held pid V's (victim's) mmap_lock hold_ms; `waiters` threads of
+/// waiter_pid waited total_wait_ms", for the interval. The waiting process is usually
+/// the victim itself; another process reading the victim's memory (/proc/V/environ,
+/// cmdline, process_vm_readv) gets its own row.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct MmapLockFrame {
     pub victim_pid: u32,
     pub victim_comm: String,
-    /// 0: the holder was not seen taking the lock (attached mid-hold, or a trylock path).
+    /// The process whose hold overlapped the waits most; 0 when no hold was seen.
     pub holder_pid: u32,
     pub holder_comm: String,
-    /// Time the holder held the lock while somebody waited for it.
+    /// Time the holder held the victim's lock while somebody waited for it (the same on
+    /// every row of this victim and holder).
     pub hold_ms: f64,
+    /// The process the waiting threads belong to.
+    pub waiter_pid: u32,
     /// Distinct threads that waited.
     pub waiters: u32,
     /// Contended acquisitions.
     pub waits: u64,
     pub total_wait_ms: f64,
     pub max_wait_us: f64,
-    /// Processes the waiting threads belong to (usually just the victim).
-    pub waiter_pids: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -210,10 +214,7 @@ pub fn futex_kind(flags: u32) -> String {
     s
 }
 
-fn index<'a, K: std::hash::Hash + Eq, T>(
-    rows: Option<&'a [T]>,
-    key: impl Fn(&T) -> K,
-) -> HashMap<K, &'a T> {
+fn index<K: std::hash::Hash + Eq, T>(rows: Option<&[T]>, key: impl Fn(&T) -> K) -> HashMap<K, &T> {
     rows.map(|r| r.iter().map(|x| (key(x), x)).collect())
         .unwrap_or_default()
 }
@@ -310,6 +311,13 @@ fn futex_thread_rows(
     rows
 }
 
+/// (lock, caller, tgid, flags, is_mmap): a kernel entry minus its stack id.
+type LockKey = (u64, String, u32, u32, bool);
+/// (contended, wait_ns, max_wait_ns, waiter comm).
+type LockTotals = (u64, u64, u64, String);
+/// A row being built and its (contended, wait_ns, max_wait_ns).
+type LockAcc = (LockFrame, u64, u64, u64);
+
 fn lock_rows(
     prev: Option<&ContentionSample>,
     cur: &ContentionSample,
@@ -317,16 +325,15 @@ fn lock_rows(
 ) -> Vec<LockFrame> {
     // The kernel key is (lock, stack, tgid, flags, mmap); the stack is not kept in the
     // Sample, so the caller string stands for it.
-    let key = |l: &LockSample| -> (u64, String, u32, u32, bool) {
-        (l.lock, l.caller.clone(), l.tgid, l.flags, l.is_mmap)
-    };
-    let mut pm: HashMap<(u64, String, u32, u32, bool), (u64, u64)> = HashMap::new();
+    let key =
+        |l: &LockSample| -> LockKey { (l.lock, l.caller.clone(), l.tgid, l.flags, l.is_mmap) };
+    let mut pm: HashMap<LockKey, (u64, u64)> = HashMap::new();
     for l in prev.map(|p| p.locks.as_slice()).unwrap_or_default() {
         let e = pm.entry(key(l)).or_default();
         e.0 += l.contended;
         e.1 += l.wait_ns;
     }
-    let mut cm: HashMap<(u64, String, u32, u32, bool), (u64, u64, u64, String)> = HashMap::new();
+    let mut cm: HashMap<LockKey, LockTotals> = HashMap::new();
     for l in &cur.locks {
         let e = cm.entry(key(l)).or_default();
         e.0 += l.contended;
@@ -337,7 +344,7 @@ fn lock_rows(
         }
     }
     // Group by (lock, caller, type): one row, with the processes that waited.
-    let mut rows: HashMap<(u64, String, u32, bool), (LockFrame, u64, u64, u64)> = HashMap::new();
+    let mut rows: HashMap<(u64, String, u32, bool), LockAcc> = HashMap::new();
     for (k, (cont, wait, max, wcomm)) in cm {
         let (pc, pw) = pm.get(&k).copied().unwrap_or_default();
         let dc = delta(pc, cont);
@@ -413,12 +420,11 @@ fn mmap_rows(
         waits: u64,
         wait_ns: u64,
         max_ns: u64,
-        hold_ns: u64,
         tids: BTreeSet<u32>,
-        pids: BTreeSet<u32>,
-        holder_comm: String,
     }
-    let mut acc: HashMap<(u32, u32), Acc> = HashMap::new();
+    // Holds per (victim, holder); waits per (victim, holder, waiting process).
+    let mut holds: HashMap<(u32, u32), (u64, String)> = HashMap::new();
+    let mut acc: HashMap<(u32, u32, u32), Acc> = HashMap::new();
     for c in &cur.mmap {
         let p = pm
             .get(&(c.victim, c.holder, c.waiter_tid))
@@ -429,33 +435,40 @@ fn mmap_rows(
         if waits == 0 && hold == 0 {
             continue;
         }
-        let a = acc.entry((c.victim, c.holder)).or_default();
         if c.waiter_tid == 0 {
-            a.hold_ns += hold;
-            a.holder_comm = c.comm.clone();
-        } else {
+            let h = holds.entry((c.victim, c.holder)).or_default();
+            h.0 += hold;
+            h.1 = c.comm.clone();
+        } else if waits > 0 {
+            let a = acc.entry((c.victim, c.holder, c.waiter_tgid)).or_default();
             a.waits += waits;
             a.wait_ns += delta(p.wait_ns, c.wait_ns);
             a.max_ns = a.max_ns.max(c.max_wait_ns);
             a.tids.insert(c.waiter_tid);
-            a.pids.insert(c.waiter_tgid);
+        }
+    }
+    // A contended hold whose waiters are not in this interval still gets a row.
+    for &(victim, holder) in holds.keys() {
+        if !acc.keys().any(|k| k.0 == victim && k.1 == holder) {
+            acc.insert((victim, holder, victim), Acc::default());
         }
     }
     let mut rows: Vec<MmapLockFrame> = acc
         .into_iter()
-        .map(|((victim, holder), a)| {
+        .map(|((victim, holder, waiter), a)| {
+            let (hold_ns, hcomm) = holds.get(&(victim, holder)).cloned().unwrap_or_default();
             let hc = comm(holder);
             MmapLockFrame {
                 victim_pid: victim,
                 victim_comm: comm(victim),
                 holder_pid: holder,
-                holder_comm: if hc.is_empty() { a.holder_comm } else { hc },
-                hold_ms: ms(a.hold_ns),
+                holder_comm: if hc.is_empty() { hcomm } else { hc },
+                hold_ms: ms(hold_ns),
+                waiter_pid: waiter,
                 waiters: a.tids.len() as u32,
                 waits: a.waits,
                 total_wait_ms: ms(a.wait_ns),
                 max_wait_us: max_us(a.max_ns, a.wait_ns, a.waits),
-                waiter_pids: a.pids.into_iter().collect(),
             }
         })
         .collect();
@@ -465,6 +478,7 @@ fn mmap_rows(
             .then(b.hold_ms.total_cmp(&a.hold_ms))
             .then(a.victim_pid.cmp(&b.victim_pid))
             .then(a.holder_pid.cmp(&b.holder_pid))
+            .then(a.waiter_pid.cmp(&b.waiter_pid))
     });
     rows.truncate(MAX_ROWS);
     rows
@@ -542,4 +556,144 @@ pub fn derive_into(
         &mut frame.procs,
     );
     frame.drops += frame.contention.contention_drops.total();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::contention::fixture;
+    use crate::model::{derive, fixtures};
+
+    fn frame(secs: u64) -> super::super::Frame {
+        let sys = fixtures::system();
+        let mut prev = fixtures::incident(secs - 1, true);
+        prev.contention = Some(fixture(secs - 1));
+        let mut cur = fixtures::incident(secs, true);
+        cur.contention = Some(fixture(secs));
+        derive(&sys, Some(&prev), &cur)
+    }
+
+    #[test]
+    fn futex_rows_are_per_interval_and_ranked_by_contended() {
+        let f = frame(10);
+        let c = &f.contention;
+        assert_eq!(c.futexes.len(), 4);
+        let top = &c.futexes[0];
+        assert_eq!((top.pid, top.uaddr), (912, 0x00c0_0008_0148));
+        let m = c
+            .futexes
+            .iter()
+            .find(|r| r.uaddr == 0x7f3a_2c00_1040)
+            .unwrap();
+        assert_eq!(
+            (m.calls, m.contended, m.eagain, m.wakes),
+            (52_000, 3_876, 36_100, 12_000)
+        );
+        assert!((m.total_wait_ms - 477.0).abs() < 1e-9);
+        assert!((m.avg_wait_us - 477_000.0 / 3_876.0).abs() < 1e-6);
+        assert!((m.max_wait_us - 18_500.0).abs() < 1e-9);
+        assert_eq!(m.comm, "tiflash");
+        assert_eq!(m.kind, "private");
+        let pg = c.futexes.iter().find(|r| r.pid == 1817).unwrap();
+        assert_eq!(pg.kind, "shared");
+    }
+
+    #[test]
+    fn procs_get_futex_rates() {
+        let f = frame(3);
+        let p = f.procs.iter().find(|p| p.pid == 912).unwrap();
+        assert_eq!(p.futex_calls, Some(14_500));
+        assert!((p.futex_wait_ms.unwrap() - 870.0).abs() < 1e-9);
+        let idle = f.procs.iter().find(|p| p.pid == 1).unwrap();
+        assert_eq!(idle.futex_calls, Some(0));
+    }
+
+    #[test]
+    fn locks_group_by_lock_caller_and_type_with_their_waiters() {
+        let f = frame(5);
+        let l = &f.contention.locks;
+        assert_eq!(l[0].kind, "rwsem:W");
+        assert_eq!(l[0].caller, "__vm_munmap+0x7d");
+        assert!(l[0].mmap_lock);
+        assert_eq!(l[0].contended, 2);
+        assert!((l[0].total_wait_ms - 630.0).abs() < 1e-9);
+        assert_eq!(l[0].waiters[0].pid, 4242);
+        assert_eq!(l[0].lock, "0xffff8881573d4578");
+        let kinds: Vec<&str> = l.iter().map(|r| r.kind.as_str()).collect();
+        assert!(
+            kinds.contains(&"spinlock") && kinds.contains(&"mutex") && kinds.contains(&"rwsem:R")
+        );
+    }
+
+    #[test]
+    fn mmap_rows_name_holder_victim_and_waiting_threads() {
+        let f = frame(7);
+        let m = &f.contention.mmap_lock;
+        let r = &m[0];
+        assert_eq!(
+            (r.victim_pid, r.holder_pid, r.waiter_pid),
+            (4242, 31999, 4242)
+        );
+        assert_eq!(r.victim_comm, "tiflash");
+        assert_eq!(r.holder_comm, "secagent");
+        assert_eq!(r.waiters, 3);
+        assert_eq!(r.waits, 32);
+        assert!((r.total_wait_ms - 1040.0).abs() < 1e-9);
+        assert!((r.hold_ms - 640.0).abs() < 1e-9);
+        assert!((r.max_wait_us - 630_000.0).abs() < 1e-9);
+        let own = m.iter().find(|r| r.holder_pid == 4242).unwrap();
+        assert_eq!((own.waiters, own.waits, own.hold_ms), (1, 40, 0.0));
+    }
+
+    #[test]
+    fn first_sample_and_reset_counters() {
+        let sys = fixtures::system();
+        let mut cur = fixtures::incident(4, true);
+        cur.contention = Some(fixture(4));
+        let f = derive(&sys, None, &cur);
+        assert!(f.contention.futexes.is_empty() && f.contention.locks.is_empty());
+        assert_eq!(f.procs[0].futex_calls, Some(0));
+        // An entry that went backwards was deleted and recreated: count from zero.
+        let mut prev = cur.clone();
+        prev.seq = 3;
+        let mut c = cur.clone();
+        c.contention.as_mut().unwrap().futexes[0].calls = 5;
+        c.contention.as_mut().unwrap().futexes[0].contended = 2;
+        c.mono_ns += 1_000_000_000;
+        let f = derive(&sys, Some(&prev), &c);
+        let r = f
+            .contention
+            .futexes
+            .iter()
+            .find(|r| r.uaddr == 0x7f3a_2c00_1040)
+            .unwrap();
+        assert_eq!((r.calls, r.contended), (5, 2));
+        // Entries absent from the previous sample start from zero too.
+        prev.contention.as_mut().unwrap().futexes.clear();
+        let f = derive(&sys, Some(&prev), &cur);
+        assert_eq!(f.contention.futexes.len(), 4);
+    }
+
+    #[test]
+    fn lock_type_names() {
+        assert_eq!(lock_type(1), "spinlock");
+        assert_eq!(lock_type(3), "rwlock:R");
+        assert_eq!(lock_type(2), "rwsem:R");
+        assert_eq!(lock_type(4), "rwsem:W");
+        assert_eq!(lock_type(32), "mutex");
+        assert_eq!(lock_type(33), "mutex:spin");
+        assert_eq!(lock_type(8), "rtmutex");
+        assert_eq!(lock_type(18), "pcpu-sem:R");
+        assert_eq!(lock_type(0), "semaphore");
+        assert_eq!(futex_kind(1 | 2), "shared+pi");
+    }
+
+    #[test]
+    fn old_recordings_without_contention_still_load() {
+        let s = fixtures::incident(2, true);
+        let mut v = serde_json::to_value(&s).unwrap();
+        v.as_object_mut().unwrap().remove("contention");
+        let back: crate::model::Sample = serde_json::from_value(v).unwrap();
+        assert!(back.contention.is_none());
+    }
 }

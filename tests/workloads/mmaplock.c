@@ -1,8 +1,10 @@
 // mmap_lock contention between two processes, after seed 002.
-//   mmaplock victim THREADS SECS : THREADS threads map, touch and unmap 256 KiB in a loop
-//       (mmap and munmap take the process's mmap_lock for writing). Each thread times
-//       its own mmap/munmap calls: the total time inside them bounds the time any of
-//       them can have waited for the lock, and calls slower than 1 ms are stalls.
+//   mmaplock victim THREADS SECS : THREADS threads map (MAP_POPULATE) and unmap 256 KiB
+//       in a loop, resting 100 us in between (mmap and munmap take the process's
+//       mmap_lock for writing, the populate step for reading). They never touch memory
+//       outside those calls, so every mmap_lock wait of theirs happens inside a call they
+//       time: the total time inside them bounds the time they can have waited, and the
+//       slowest call bounds the longest wait. Calls slower than 1 ms are stalls.
 //   mmaplock reader PID SECS : reads /proc/PID/environ in a loop (each read takes PID's
 //       mmap_lock for reading), at nice 19 on CPU 0 next to a spinning thread, so it is
 //       often preempted while it holds the lock, like seed 002's throttled scanner.
@@ -47,13 +49,14 @@ static void *victim_thread(void *arg) {
     const size_t len = 256 << 10;
     while (!stop) {
         long t0 = now_ns();
-        char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                       -1, 0);
         account(now_ns() - t0);
         if (p == MAP_FAILED) continue;
-        for (size_t i = 0; i < len; i += 4096) p[i] = 1;
         t0 = now_ns();
         munmap(p, len);
         account(now_ns() - t0);
+        usleep(100);
     }
     return NULL;
 }
