@@ -13,6 +13,13 @@ use ttop::record::writer::{Writer, header_for};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.rt {
+        // The whole process, before any thread starts (threads inherit it): loading the
+        // probes, deriving and drawing must not be starved either.
+        if let Err(e) = collect::collector::raise_priority() {
+            eprintln!("ttop: --rt: cannot use SCHED_FIFO ({e}); continuing at normal priority");
+        }
+    }
     if let Err(e) = collect::filter::check_pids(&cli.pids) {
         eprintln!("ttop: {e}");
         return ExitCode::FAILURE;
@@ -24,13 +31,11 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Some(Command::Probe) => probe(&cfg),
-        Some(Command::Record(args)) => ttop::record::headless::record(&cli, args),
+        Some(Command::Record(args)) => ttop::record::headless::record(&cli, &cfg, args),
         Some(Command::Replay(args)) if args.json || cli.json => {
             ttop::record::dump::replay_json(&args.file)
         }
-        Some(Command::Replay(_)) => Err(anyhow::anyhow!(
-            "the replay dashboard is not available yet; use `ttop replay FILE --json`"
-        )),
+        Some(Command::Replay(args)) => ttop::app::replay::replay(&cli, args),
         None if cli.json => json(&cli, &cfg),
         None => ttop::app::run::live(&cli, &cfg),
     };

@@ -151,3 +151,29 @@ fn switches_match_proc_stat_ctxt() {
     assert!(ctxt > 10_000, "workload produced too few switches ({ctxt})");
     assert_within("sum of per-CPU switches", bpf as f64, ctxt as f64, 0.05);
 }
+
+/// Hundreds of runnable threads: ttop still delivers every interval (at real-time
+/// priority with --rt), its rates use the measured interval, and it counts them all.
+#[test]
+fn keeps_its_head_under_hundreds_of_runnable_threads() {
+    if !require_root("keeps_its_head_under_hundreds_of_runnable_threads") {
+        return;
+    }
+    let _g = kernel_lock();
+    let k = 200.0;
+    let mut w = spawn_workload("spin", &["200", "6"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    let frames = ttop_json(&["--json", "-n", "4", "-d", "0.5", "--rt"]);
+    let took = t0.elapsed();
+    let _ = w.kill();
+    let _ = w.wait();
+    assert_eq!(frames.len(), 4);
+    assert!(took < Duration::from_secs(6), "4 half-second frames took {took:?}");
+    for fr in &frames {
+        let secs = f(&fr["interval_s"]);
+        assert!((0.4..0.9).contains(&secs), "measured interval {secs}");
+        let avg = f(&fr["runnable"]["true_avg"]);
+        assert_within("true_avg with 200 spinners", avg, k, 0.15);
+    }
+}
