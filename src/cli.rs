@@ -49,7 +49,12 @@ pub struct Cli {
     pub comm: Option<String>,
 
     /// When to use colour: auto (a terminal, and NO_COLOR unset), always, never.
-    #[arg(long = "color", value_name = "WHEN", default_value = "auto", value_enum)]
+    #[arg(
+        long = "color",
+        value_name = "WHEN",
+        default_value = "auto",
+        value_enum
+    )]
     pub color: ColorWhen,
 
     #[command(subcommand)]
@@ -108,6 +113,10 @@ pub struct ReplayArgs {
     /// Print the recorded frames as JSON Lines (the schema of `ttop --json`).
     #[arg(long)]
     pub json: bool,
+
+    /// Start with the process table narrowed to these PIDs (`p` changes it).
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',')]
+    pub pids: Vec<u32>,
 }
 
 /// Parse a duration: plain seconds or with an s/m/h suffix ("90", "1.5h", "15m").

@@ -206,7 +206,7 @@ fn mutated_recordings_never_panic() {
         }
         std::fs::write(&p, &b).unwrap();
         let r = std::panic::catch_unwind(|| read_all(&p, &mut Rng(n + 1)));
-        if n % 100 == 0 {
+        if n.is_multiple_of(100) {
             cli_survives(&p, what);
         }
         match r {

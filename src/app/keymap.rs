@@ -21,6 +21,8 @@ pub enum Action {
     Help,
     NextView,
     PrevView,
+    /// Show this view (number keys).
+    GoTo(View),
     /// Close the help screen or go back to the previous view.
     Back,
     /// Open the threads of the selected process.
@@ -29,6 +31,8 @@ pub enum Action {
     Filter,
     /// Sort the process table by this column.
     SortBy(ProcSort),
+    /// A replay control (only while replaying; see `replay_keys`).
+    Replay(super::replay_keys::ReplayAction),
 }
 
 /// A key as written in the table.
@@ -77,10 +81,15 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('M')], action: Action::SortBy(ProcSort::Rss), label: "M", help: "sort by resident memory", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::Tab)], action: Action::NextView, label: "Tab", help: "next view", footer: Some("view"), views: None },
     Binding { keys: &[Key::Code(K::BackTab)], action: Action::PrevView, label: "S-Tab", help: "previous view", footer: None, views: None },
+    Binding { keys: &[Key::Char('1')], action: Action::GoTo(View::Main), label: "1", help: "overview", footer: None, views: None },
+    Binding { keys: &[Key::Char('2')], action: Action::GoTo(View::Futexes), label: "2", help: "futexes: contended words, waits, callers", footer: None, views: None },
+    Binding { keys: &[Key::Char('3')], action: Action::GoTo(View::Locks), label: "3", help: "kernel locks and mmap_lock holders", footer: None, views: None },
+    Binding { keys: &[Key::Char('4')], action: Action::GoTo(View::Ipi), label: "4", help: "IPIs per CPU, TLB shootdowns, who sends them", footer: None, views: None },
+    Binding { keys: &[Key::Char('5')], action: Action::GoTo(View::Latency), label: "5", help: "scheduling latency per CPU and thread", footer: None, views: None },
     Binding { keys: &[Key::Char('?'), Key::Code(K::F(1))], action: Action::Help, label: "?", help: "this help", footer: Some("help"), views: None },
 ];
 
-fn matches(k: &Key, ev: &KeyEvent) -> bool {
+pub(crate) fn matches(k: &Key, ev: &KeyEvent) -> bool {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
     match (*k, ev.code) {
         (Key::Ctrl(c), KeyCode::Char(e)) => ctrl && e.eq_ignore_ascii_case(&c),

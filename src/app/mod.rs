@@ -2,7 +2,11 @@
 //! is. Keys map to one `Action` through the keymap table, which also generates the help
 //! screen and the footer, so they never drift.
 
+pub mod contention_view;
+pub mod irq_view;
 pub mod keymap;
+pub mod replay;
+pub mod replay_keys;
 pub mod run;
 pub mod sort;
 pub mod state;

@@ -5,25 +5,40 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::contention_view::ContentionView;
 use super::keymap::Action;
 use super::sort::{ProcSort, sorted_procs};
 use crate::collect::collector::Request;
+use crate::model::Frame;
 use crate::model::frame::ProcFrame;
 use crate::model::sample::FilterSpec;
-use crate::model::Frame;
 
 /// The screens reachable with Tab. Other views are added here, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Main,
+    Futexes,
+    Locks,
+    Ipi,
+    Latency,
 }
 
 impl View {
-    pub const ALL: &'static [View] = &[View::Main];
+    pub const ALL: &'static [View] = &[
+        View::Main,
+        View::Futexes,
+        View::Locks,
+        View::Ipi,
+        View::Latency,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
             View::Main => "Overview",
+            View::Futexes => "Futexes",
+            View::Locks => "Locks",
+            View::Ipi => "IPIs/TLB",
+            View::Latency => "Latency",
         }
     }
 }
@@ -66,9 +81,15 @@ pub struct App {
     pub requests: Vec<Request>,
     /// The process whose threads are shown (Enter), None for the process table.
     pub thread_pid: Option<u32>,
+    /// Sort state of the futex and kernel-lock views.
+    pub contention: ContentionView,
+    /// Sort state of the IPI/TLB and latency views.
+    pub irq: super::irq_view::IrqView,
     /// With a filter: watched processes that exited, when (wall clock s) and their last
     /// figures, so an exit reads as an exit and not as an empty screen.
     pub exited: BTreeMap<u32, (f64, ProcFrame)>,
+    /// Replaying a recording: what the time bar shows (None when live).
+    pub replay: Option<crate::record::player::ReplayBar>,
 }
 
 impl Default for App {
@@ -96,7 +117,10 @@ impl App {
             filter_text: None,
             requests: Vec::new(),
             thread_pid: None,
+            contention: ContentionView::default(),
+            irq: Default::default(),
             exited: BTreeMap::new(),
+            replay: None,
         }
     }
 
@@ -140,7 +164,10 @@ impl App {
 
     /// The text rows are narrowed by (the prompt while typing, else the filter in force).
     pub fn narrow_text(&self) -> Option<&str> {
-        self.prompt.as_deref().or(self.filter_text.as_deref()).filter(|t| !t.is_empty())
+        self.prompt
+            .as_deref()
+            .or(self.filter_text.as_deref())
+            .filter(|t| !t.is_empty())
     }
 
     /// Rows of the process table in display order, narrowed by the filter text.
@@ -162,7 +189,9 @@ impl App {
 
     /// Keys while the filter prompt is open: edit, Enter applies, Esc cancels.
     pub fn prompt_key(&mut self, k: &KeyEvent) {
-        let Some(text) = self.prompt.as_mut() else { return };
+        let Some(text) = self.prompt.as_mut() else {
+            return;
+        };
         match k.code {
             KeyCode::Char(c) if !c.is_control() => text.push(c),
             KeyCode::Backspace => {
@@ -188,12 +217,22 @@ impl App {
         }
         let pids: Option<Vec<u32>> = text.split(',').map(|p| p.trim().parse().ok()).collect();
         let spec = match pids {
-            Some(pids) => FilterSpec { pids, ..Default::default() },
+            Some(pids) => FilterSpec {
+                pids,
+                ..Default::default()
+            },
             None => {
                 let rows = self.frame.as_ref().map(|f| {
-                    f.procs.iter().filter(|p| matches_text(p, text)).map(|p| p.pid).collect()
+                    f.procs
+                        .iter()
+                        .filter(|p| matches_text(p, text))
+                        .map(|p| p.pid)
+                        .collect()
                 });
-                let exact = self.frame.as_ref().is_some_and(|f| f.procs.iter().any(|p| p.comm == text));
+                let exact = self
+                    .frame
+                    .as_ref()
+                    .is_some_and(|f| f.procs.iter().any(|p| p.comm == text));
                 FilterSpec {
                     pids: rows.unwrap_or_default(),
                     comm: exact.then(|| text.to_string()),
@@ -226,6 +265,9 @@ impl App {
         if self.show_help && !matches!(a, Action::Quit) {
             // Any key closes the help screen.
             self.show_help = false;
+            return;
+        }
+        if self.contention.handle(self.view, a) || self.irq.handle(self.view, a) {
             return;
         }
         match a {
@@ -265,6 +307,9 @@ impl App {
             Action::NextView => self.view = cycle(self.view, 1),
             Action::PrevView => self.view = cycle(self.view, View::ALL.len() - 1),
             Action::Back => self.thread_pid = None,
+            Action::GoTo(v) => self.view = v,
+            // The replay loop hands these to the player.
+            Action::Replay(_) => {}
         }
     }
 }

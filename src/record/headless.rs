@@ -17,13 +17,13 @@ use crate::model::Sample;
 
 const STATUS_EVERY: Duration = Duration::from_secs(5);
 
-pub fn record(cli: &Cli, args: &RecordArgs) -> Result<()> {
-    let pids = (!args.pids.is_empty()).then(|| args.pids.clone());
-    let cfg = Config {
-        bpf: !cli.no_bpf,
-        pids: pids.clone(),
-        ..Default::default()
-    };
+pub fn record(cli: &Cli, cfg: &Config, args: &RecordArgs) -> Result<()> {
+    let mut cfg = cfg.clone();
+    if !args.pids.is_empty() {
+        crate::collect::filter::check_pids(&args.pids).map_err(anyhow::Error::msg)?;
+        cfg.pids = Some(args.pids.clone());
+    }
+    let pids = cfg.pids.clone();
     let sys = collector::system_info();
     let mut writer = Writer::create(&args.output, &header_for(&sys, cli.delay, pids))?;
     let c = Collector::new(&cfg);

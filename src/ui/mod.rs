@@ -4,12 +4,17 @@
 pub mod cores;
 pub mod fmt;
 pub mod footer;
+pub mod futexes;
 pub mod header;
 pub mod help;
+pub mod ipi;
+pub mod latency;
+pub mod locks;
 pub mod procs;
 pub mod runnable;
 pub mod theme;
 pub mod threads;
+pub mod timebar;
 
 use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -30,17 +35,26 @@ pub fn render(f: &mut TermFrame, app: &App) {
         return;
     };
     let banner = header::banner_lines(frame, area.width);
-    let [top, ban, body, foot] = Layout::vertical([
+    let bar_h = u16::from(app.replay.is_some());
+    let [top, ban, body, bar, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(banner.min(area.height.saturating_sub(4) / 2)),
         Constraint::Min(0),
+        Constraint::Length(bar_h),
         Constraint::Length(1),
     ])
     .areas(area);
     header::render(f, top, app, frame, &th);
+    if let Some(rb) = &app.replay {
+        timebar::render(f, bar, rb, &th);
+    }
     header::render_banner(f, ban, frame, &th);
     match app.view {
         View::Main => render_main(f, body, app, frame, &th),
+        View::Futexes => futexes::render(f, body, app, frame, &th),
+        View::Locks => locks::render(f, body, app, frame, &th),
+        View::Ipi => ipi::render(f, body, app, frame, &th),
+        View::Latency => latency::render(f, body, app, frame, &th),
     }
     footer::render(f, foot, app, &th);
     if app.show_help {
@@ -52,13 +66,20 @@ pub fn render(f: &mut TermFrame, app: &App) {
 /// per-core panel shrinks first, then the runnable history graph; the process table
 /// keeps at least a header and a few rows.
 fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::Frame, th: &Theme) {
-    let (run_h, core_h) = main_heights(area.height, frame.cpus.len() as u16);
-    let [run, cores, table] = Layout::vertical([
+    // One headline row for contention (futexes, mmap_lock) when there is any.
+    let headline = futexes::headline(frame, area.width).filter(|_| area.height >= 12);
+    let head_h = u16::from(headline.is_some());
+    let (run_h, core_h) = main_heights(area.height - head_h, frame.cpus.len() as u16);
+    let [run, cores, head, table] = Layout::vertical([
         Constraint::Length(run_h),
         Constraint::Length(core_h),
+        Constraint::Length(head_h),
         Constraint::Min(0),
     ])
     .areas(area);
+    if let Some(line) = headline {
+        f.render_widget(Paragraph::new(line).style(th.warn), head);
+    }
     runnable::render(f, run, app, frame, th);
     cores::render(f, cores, frame, th);
     match app.thread_pid {

@@ -1,0 +1,195 @@
+//! `ttop replay FILE`: the live dashboard over a recording. Frames come from the
+//! player (the same `derive` as live); replay keys go to the player, every other key
+//! to the App exactly as live, so every view, sort and filter works the same.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind};
+
+use super::App;
+use super::keymap::action_for;
+use super::replay_keys::{ReplayAction, replay_action_for};
+use crate::cli::{Cli, ReplayArgs};
+use crate::record::Reader;
+use crate::record::player::Player;
+
+/// Puts the terminal back however we leave.
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// The player, the App it feeds, and the "go to" prompt.
+struct Session {
+    player: Player,
+    app: App,
+    goto: Option<String>,
+}
+
+impl Session {
+    /// Show the player's position. `continuous`: the previous frame shown was the one
+    /// before, so the history graph goes on; otherwise it starts afresh.
+    fn show(&mut self, continuous: bool) {
+        if !continuous {
+            self.app.history.clear();
+        }
+        if let Some(f) = self.player.frame() {
+            self.app.push_frame(f);
+        }
+        self.refresh_bar();
+    }
+
+    fn refresh_bar(&mut self) {
+        self.app.replay = Some(self.player.bar(self.goto.as_deref()));
+    }
+
+    fn act(&mut self, a: ReplayAction) {
+        self.player.note = None;
+        let moved = match a {
+            ReplayAction::PlayPause => {
+                self.player.playing = !self.player.playing;
+                false
+            }
+            ReplayAction::Step(n) => self.player.step(n),
+            ReplayAction::Jump(s) => self.player.jump(s as f64),
+            ReplayAction::GoTo => {
+                self.goto = Some(String::new());
+                false
+            }
+            ReplayAction::Faster => {
+                self.player.speed = self.player.speed.faster();
+                false
+            }
+            ReplayAction::Slower => {
+                self.player.speed = self.player.speed.slower();
+                false
+            }
+        };
+        if moved {
+            self.show(a == ReplayAction::Step(1));
+        } else {
+            self.refresh_bar();
+        }
+    }
+
+    fn goto_key(&mut self, k: &KeyEvent) {
+        let Some(text) = self.goto.as_mut() else {
+            return;
+        };
+        match k.code {
+            KeyCode::Char(c) if !c.is_control() => text.push(c),
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Esc => self.goto = None,
+            KeyCode::Enter => {
+                let text = self.goto.take().unwrap_or_default();
+                match self.player.goto(&text) {
+                    Ok(()) => {
+                        self.player.note = None;
+                        self.show(false);
+                    }
+                    Err(e) => self.player.note = Some(e),
+                }
+            }
+            _ => {}
+        }
+        self.refresh_bar();
+    }
+
+    fn key(&mut self, k: &KeyEvent) {
+        if self.goto.is_some() {
+            self.goto_key(k);
+        } else if self.app.prompt.is_some() {
+            self.app.prompt_key(k);
+        } else if let (false, Some(a)) = (self.app.show_help, replay_action_for(k)) {
+            self.act(a);
+        } else if let Some(a) = action_for(k, self.app.view) {
+            self.app.handle(a);
+        }
+        // A filter narrows the table; there is no collector to narrow the kernel side.
+        self.app.requests.clear();
+    }
+}
+
+pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
+    let path = &args.file;
+    let reader = Reader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if reader.len() < 2 {
+        anyhow::bail!(
+            "{}: {} sample(s) recorded: at least two are needed for one frame",
+            path.display(),
+            reader.len()
+        );
+    }
+    let first_note = reader.notes().first().cloned().or_else(|| {
+        reader
+            .cut_at()
+            .map(|at| format!("the file is cut short at byte {at}; every complete frame is here"))
+    });
+    let mut s = Session {
+        player: Player::new(reader),
+        app: App::new(),
+        goto: None,
+    };
+    s.app.color = cli.color.enabled();
+    s.app.source = "replay".to_string();
+    if !args.pids.is_empty() {
+        let pids: Vec<String> = args.pids.iter().map(u32::to_string).collect();
+        s.app.filter_text = Some(pids.join(","));
+    }
+    s.show(false);
+    s.player.note = s.player.note.take().or(first_note);
+    s.refresh_bar();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    crate::util::stop_on_signals(&stop)?;
+    let mut term = ratatui::try_init()?;
+    let _restore = Restore;
+    let mut due: Option<Instant> = None;
+    let mut dirty = true;
+    loop {
+        if stop.load(Ordering::Relaxed) || s.app.quit {
+            return Ok(());
+        }
+        match (s.player.frame_time(), due) {
+            (None, _) => due = None,
+            (Some(d), None) => due = Some(Instant::now() + d),
+            (Some(_), Some(t)) if Instant::now() >= t => {
+                if s.player.advance() {
+                    s.show(true);
+                }
+                s.refresh_bar();
+                due = s.player.frame_time().map(|d| Instant::now() + d);
+                dirty = true;
+            }
+            _ => {}
+        }
+        if dirty {
+            term.draw(|f| crate::ui::render(f, &s.app))?;
+            dirty = false;
+        }
+        let wait = due.map_or(Duration::from_millis(100), |t| {
+            t.saturating_duration_since(Instant::now())
+        });
+        if event::poll(wait.min(Duration::from_millis(100)))? {
+            match event::read()? {
+                Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    s.key(&k);
+                    if s.player.frame_time().is_none() {
+                        due = None;
+                    }
+                    dirty = true;
+                }
+                Event::Resize(..) => dirty = true,
+                _ => {}
+            }
+        }
+    }
+}
