@@ -14,6 +14,7 @@ use super::keymap::action_for;
 use crate::cli::Cli;
 use crate::collect::{Collector, Config, collector};
 use crate::model::{Sample, derive};
+use crate::record::live::LiveRecorder;
 
 /// Puts the terminal back however we leave (return, error, or unwinding panic).
 /// ratatui::init() also installs a panic hook that restores before the message prints.
@@ -44,10 +45,20 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     quit_on_signals(&stop)?;
     let (tx, rx) = sync_channel::<Sample>(2);
     let (req_tx, req_rx) = std::sync::mpsc::channel();
-    let handle = collector::spawn_with_requests(collector, cli.delay, cli.rt, tx, stop.clone(), Some(req_rx));
+    let handle = collector::spawn_with_requests(
+        collector,
+        cli.delay,
+        cli.rt,
+        tx,
+        stop.clone(),
+        Some(req_rx),
+    );
 
     let mut app = App::new();
     app.color = cli.color.enabled();
+    // --record FILE records from the start; the record key starts and stops it.
+    let mut rec = LiveRecorder::new(&sys, cli.delay, cfg.pids.clone(), cli.record.clone())?;
+    app.recording = rec.label();
     let result = {
         let mut term = ratatui::try_init()?;
         let _restore = Restore;
@@ -60,6 +71,8 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             loop {
                 match rx.try_recv() {
                     Ok(s) => {
+                        rec.append(&s);
+                        app.recording = rec.label();
                         app.push_frame(derive(&sys, prev.as_ref(), &s));
                         prev = Some(s);
                         dirty = true;
@@ -90,6 +103,10 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                         }
                         for r in app.requests.drain(..) {
                             let _ = req_tx.send(r);
+                        }
+                        if std::mem::take(&mut app.toggle_record) {
+                            rec.toggle();
+                            app.recording = rec.label();
                         }
                     }
                     Ok(Event::Resize(..)) => dirty = true,

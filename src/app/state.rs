@@ -90,6 +90,10 @@ pub struct App {
     pub exited: BTreeMap<u32, (f64, ProcFrame)>,
     /// Replaying a recording: what the time bar shows (None when live).
     pub replay: Option<crate::record::player::ReplayBar>,
+    /// The record key was pressed (the live loop starts or stops the recorder).
+    pub toggle_record: bool,
+    /// What the recorder writes, for the header ("● REC file 1.2 MB"); None: not recording.
+    pub recording: Option<String>,
 }
 
 impl Default for App {
@@ -121,6 +125,8 @@ impl App {
             irq: Default::default(),
             exited: BTreeMap::new(),
             replay: None,
+            toggle_record: false,
+            recording: None,
         }
     }
 
@@ -310,6 +316,7 @@ impl App {
             Action::GoTo(v) => self.view = v,
             // The replay loop hands these to the player.
             Action::Replay(_) => {}
+            Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
         }
     }
 }

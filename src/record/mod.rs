@@ -13,6 +13,7 @@ pub mod dump;
 pub mod format;
 pub mod headless;
 pub mod index;
+pub mod live;
 pub mod player;
 pub mod reader;
 pub mod writer;

@@ -1,0 +1,182 @@
+//! Recording from the live dashboard: `--record FILE` starts at launch, a key starts and
+//! stops it (a new file named by the time in the current directory when FILE is taken
+//! or was not given). The header shows what it writes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::headless::human_bytes;
+use super::writer::{Writer, header_for};
+use crate::model::Sample;
+use crate::model::sample::SystemInfo;
+
+pub struct LiveRecorder {
+    sys: SystemInfo,
+    interval: Duration,
+    pids: Option<Vec<u32>>,
+    /// The --record FILE, until it has been used.
+    named: Option<PathBuf>,
+    writer: Option<Writer>,
+    /// Why recording stopped or could not start (shown in the header).
+    problem: Option<String>,
+    /// The last file written (shown after stopping).
+    last: Option<(String, u64)>,
+}
+
+/// A file name from the wall clock: ttop-20261122-151503.ttop (UTC).
+pub fn time_name(wall_ns: u64) -> PathBuf {
+    let s = wall_ns / 1_000_000_000;
+    let (days, rem) = (s / 86_400, s % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    PathBuf::from(format!(
+        "ttop-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.ttop",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    ))
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+impl LiveRecorder {
+    /// Starts recording at once when `path` (--record FILE) is given.
+    pub fn new(
+        sys: &SystemInfo,
+        interval: Duration,
+        pids: Option<Vec<u32>>,
+        path: Option<PathBuf>,
+    ) -> anyhow::Result<LiveRecorder> {
+        let mut r = LiveRecorder {
+            sys: sys.clone(),
+            interval,
+            pids,
+            named: path,
+            writer: None,
+            problem: None,
+            last: None,
+        };
+        if r.named.is_some() {
+            r.start();
+            if let Some(p) = r.problem.take() {
+                anyhow::bail!(p);
+            }
+        }
+        Ok(r)
+    }
+
+    pub fn recording(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    fn start(&mut self) {
+        let path = self
+            .named
+            .take()
+            .unwrap_or_else(|| time_name(crate::util::wall_ns()));
+        let header = header_for(&self.sys, self.interval, self.pids.clone());
+        match Writer::create(&path, &header) {
+            Ok(w) => {
+                self.writer = Some(w);
+                self.problem = None;
+            }
+            Err(e) => self.problem = Some(format!("{e:#}")),
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            let done = (w.path().display().to_string(), w.bytes());
+            if let Err(e) = w.finish() {
+                self.problem = Some(format!("{e:#}"));
+            }
+            self.last = Some(done);
+        }
+    }
+
+    /// The record key: start when stopped, stop when recording.
+    pub fn toggle(&mut self) {
+        if self.recording() {
+            self.stop();
+        } else {
+            self.start();
+        }
+    }
+
+    /// Every Sample goes through here; a write error stops recording and says why.
+    pub fn append(&mut self, s: &Sample) {
+        if let Some(w) = self.writer.as_mut()
+            && let Err(e) = w.append(s)
+        {
+            self.problem = Some(format!("recording stopped: {e:#}"));
+            self.writer = None;
+        }
+    }
+
+    /// What the header shows: "REC file 1.2 MB", the last problem, or what was saved.
+    pub fn label(&self) -> Option<String> {
+        if let Some(w) = &self.writer {
+            return Some(format!(
+                "● REC {} {}",
+                w.path().display(),
+                human_bytes(w.bytes())
+            ));
+        }
+        if let Some(p) = &self.problem {
+            return Some(format!("REC failed: {p}"));
+        }
+        self.last
+            .as_ref()
+            .map(|(p, b)| format!("saved {p} ({})", human_bytes(*b)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixtures::{incident, system};
+
+    #[test]
+    fn names_files_by_utc_time() {
+        // 2026-11-18 11:06:40 UTC
+        assert_eq!(
+            time_name(1_795_000_000 * 1_000_000_000),
+            PathBuf::from("ttop-20261118-110640.ttop")
+        );
+        assert_eq!(time_name(0), PathBuf::from("ttop-19700101-000000.ttop"));
+    }
+
+    #[test]
+    fn toggles_and_reports_in_the_header() {
+        let p = std::env::temp_dir().join(format!("ttop-live-{}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        let mut r =
+            LiveRecorder::new(&system(), Duration::from_secs(1), None, Some(p.clone())).unwrap();
+        assert!(r.recording());
+        r.append(&incident(0, true));
+        r.append(&incident(1, true));
+        assert!(r.label().unwrap().starts_with("● REC "), "{:?}", r.label());
+        r.toggle();
+        assert!(!r.recording());
+        assert!(r.label().unwrap().starts_with("saved "), "{:?}", r.label());
+        let rd = crate::record::Reader::open(&p).unwrap();
+        assert_eq!(rd.len(), 2);
+        assert!(rd.indexed(), "stopping closes the file cleanly");
+        // An existing --record FILE is an error at launch, not a silent overwrite.
+        assert!(
+            LiveRecorder::new(&system(), Duration::from_secs(1), None, Some(p.clone())).is_err()
+        );
+        let _ = std::fs::remove_file(&p);
+    }
+}
