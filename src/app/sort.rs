@@ -79,15 +79,94 @@ impl ProcSort {
             ProcSort::Rss => a.rss_kb.cmp(&b.rss_kb),
         }
     }
+
+    /// The sort key as a number, for every column but COMM (the same order as `cmp`:
+    /// integers up to 2^53 are exact in an f64, and a missing value sorts as -1).
+    fn number(self, p: &ProcFrame) -> Option<f64> {
+        let f = |x: Option<f64>| x.unwrap_or(-1.0);
+        let u = |x: Option<u64>| x.map_or(-1.0, |v| v as f64);
+        Some(match self {
+            ProcSort::Comm => return None,
+            ProcSort::Pid => f64::from(p.pid),
+            ProcSort::Threads => f64::from(p.threads_seen),
+            ProcSort::Created => u(p.threads_created),
+            ProcSort::Exited => u(p.threads_exited),
+            ProcSort::Ghosts => u(p.ghost_threads),
+            ProcSort::CpuScan => p.cpu_pct_scan,
+            ProcSort::CpuTrue => f(p.cpu_pct_true),
+            ProcSort::RunqWait => f(p.runq_wait_ms),
+            ProcSort::Miss => p.scan_miss,
+            ProcSort::Rss => p.rss_kb as f64,
+        })
+    }
 }
 
 /// Rows of the process table in display order.
+///
+/// Numeric columns sort (key, pid) pairs copied out of the rows: comparing through
+/// the row references cost most of a frame's render time at 10,000 processes (each
+/// comparison is two cache misses). (key, pid) is unique, so an unstable sort gives
+/// the same order as the stable one.
 pub fn sorted_procs(frame: &Frame, key: ProcSort, reverse: bool) -> Vec<&ProcFrame> {
-    let mut rows: Vec<&ProcFrame> = frame.procs.iter().collect();
     let desc = key.descending() != reverse;
-    rows.sort_by(|a, b| {
-        let o = key.cmp(a, b).then_with(|| a.pid.cmp(&b.pid));
-        if desc { o.reverse() } else { o }
-    });
+    let order = |o: Ordering| if desc { o.reverse() } else { o };
+    if frame.procs.first().is_some_and(|p| key.number(p).is_some()) {
+        let mut keyed: Vec<(f64, u32, &ProcFrame)> = frame
+            .procs
+            .iter()
+            .map(|p| (key.number(p).unwrap_or(-1.0), p.pid, p))
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            order(
+                a.0.partial_cmp(&b.0)
+                    .unwrap_or(Ordering::Equal)
+                    .then(a.1.cmp(&b.1)),
+            )
+        });
+        return keyed.into_iter().map(|k| k.2).collect();
+    }
+    let mut rows: Vec<&ProcFrame> = frame.procs.iter().collect();
+    rows.sort_by(|a, b| order(key.cmp(a, b).then_with(|| a.pid.cmp(&b.pid))));
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keyed sort gives exactly the order of the row comparator, for every column.
+    #[test]
+    fn keyed_sort_matches_the_comparator() {
+        let procs: Vec<ProcFrame> = (0..200u32)
+            .map(|i| ProcFrame {
+                pid: 1000 - i * 3,
+                comm: format!("c{}", i % 7),
+                threads_seen: i % 5,
+                threads_created: (i % 3 > 0).then_some(u64::from(i % 4)),
+                cpu_pct_scan: f64::from(i % 9) * 0.5,
+                cpu_pct_true: (i % 4 > 0).then_some(f64::from(i % 6)),
+                runq_wait_ms: (i % 2 > 0).then_some(f64::from(i % 11)),
+                scan_miss: f64::from(i % 8),
+                rss_kb: u64::from(i % 13) * 1024,
+                ..Default::default()
+            })
+            .collect();
+        let frame = Frame {
+            procs,
+            ..Default::default()
+        };
+        for key in ProcSort::ALL {
+            for reverse in [false, true] {
+                let desc = key.descending() != reverse;
+                let mut want: Vec<&ProcFrame> = frame.procs.iter().collect();
+                want.sort_by(|a, b| {
+                    let o = key.cmp(a, b).then_with(|| a.pid.cmp(&b.pid));
+                    if desc { o.reverse() } else { o }
+                });
+                let got = sorted_procs(&frame, key, reverse);
+                let pids = |v: &[&ProcFrame]| v.iter().map(|p| p.pid).collect::<Vec<_>>();
+                assert_eq!(pids(&got), pids(&want), "{key:?} reverse={reverse}");
+            }
+        }
+    }
 }
