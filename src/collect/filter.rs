@@ -7,16 +7,16 @@ use crate::model::sample::FilterSpec;
 /// is reported) plus every process whose comm equals `spec.comm`.
 pub fn resolve(spec: &FilterSpec) -> Vec<u32> {
     let mut pids = spec.pids.clone();
-    if let Some(want) = spec.comm.as_deref() {
-        if let Ok(dir) = std::fs::read_dir("/proc") {
-            for e in dir.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                    continue;
-                };
-                let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-                if comm.trim_end_matches('\n') == want {
-                    pids.push(pid);
-                }
+    if let Some(want) = spec.comm.as_deref()
+        && let Ok(dir) = std::fs::read_dir("/proc")
+    {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            if comm.trim_end_matches('\n') == want {
+                pids.push(pid);
             }
         }
     }
