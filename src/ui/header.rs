@@ -32,7 +32,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     ];
     if fr.mode == "bpf" {
         let d = &fr.drops_by_map;
-        let lost = d.threads + d.procs;
+        let lost = d.threads + d.procs + fr.contention.contention_drops.total();
         spans.push(Span::styled(
             format!(" drops {lost} "),
             if lost > 0 { th.alert } else { th.dim },

@@ -1,0 +1,300 @@
+//! The futex view: futex words by contended waits (or the chosen column), with the
+//! waiters' caller, EAGAIN returns kept apart from real sleeps, the processes that call
+//! futex most, and what the top row's pattern usually means.
+
+use ratatui::Frame as TermFrame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+
+use super::fmt;
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::contention_view::FutexSort;
+use crate::model::Frame;
+use crate::model::contention_frame::FutexFrame;
+
+/// A duration given in microseconds, in at most 7 characters: 850ns, 18.5us, 1.23ms, 4.77s.
+pub fn dur_us(us: f64) -> String {
+    if us <= 0.0 {
+        "0".into()
+    } else if us < 1.0 {
+        format!("{:.0}ns", us * 1e3)
+    } else if us < 100.0 {
+        format!("{us:.1}us")
+    } else if us < 1e3 {
+        format!("{us:.0}us")
+    } else if us < 1e5 {
+        format!("{:.2}ms", us / 1e3)
+    } else if us < 1e6 {
+        format!("{:.0}ms", us / 1e3)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
+/// What a word's numbers usually mean (seed 001's pattern table, in our words).
+pub fn pattern(r: &FutexFrame, secs: f64) -> &'static str {
+    let per_s = r.contended as f64 / secs;
+    let many = per_s >= 1000.0;
+    let long = r.avg_wait_us >= 1000.0;
+    if r.eagain as f64 > 10.0 * r.contended as f64 && r.eagain as f64 / secs >= 1000.0 {
+        "mostly EAGAIN: waiters race the unlocker; a short spin before sleeping saves the calls"
+    } else if r.max_wait_us >= 10.0 * r.avg_wait_us && r.max_wait_us >= 1000.0 && !many {
+        "max far above avg: rare long stalls (holder preempted or faulting, priority inversion)"
+    } else if many && long {
+        "many long waits: a serial bottleneck; shard the data or hand work over a queue"
+    } else if many {
+        "many short waits: a hot lock held briefly (split it, or go lock-free), or threads parked and woken at a high rate (a ticker)"
+    } else if long {
+        "few long waits: slow work under the lock (I/O, allocation, logging); move it out"
+    } else {
+        "light contention"
+    }
+}
+
+struct Col {
+    title: &'static str,
+    width: u16,
+    min_screen: u16,
+    sort: Option<FutexSort>,
+    value: fn(&FutexFrame, f64) -> String,
+}
+
+const COLS: &[Col] = &[
+    Col {
+        title: "PID",
+        width: 7,
+        min_screen: 0,
+        sort: Some(FutexSort::Pid),
+        value: |r, _| r.pid.to_string(),
+    },
+    Col {
+        title: "COMM",
+        width: 14,
+        min_screen: 100,
+        sort: None,
+        value: |r, _| fmt::inert(&r.comm),
+    },
+    Col {
+        title: "UADDR",
+        width: 12,
+        min_screen: 0,
+        sort: None,
+        value: |r, _| format!("{:x}", r.uaddr),
+    },
+    Col {
+        title: "KIND",
+        width: 8,
+        min_screen: 150,
+        sort: None,
+        value: |r, _| r.kind.clone(),
+    },
+    Col {
+        title: "CONT/s",
+        width: 7,
+        min_screen: 0,
+        sort: Some(FutexSort::Contended),
+        value: |r, s| fmt::num(r.contended as f64 / s, 7),
+    },
+    Col {
+        title: "EAGAIN/s",
+        width: 8,
+        min_screen: 0,
+        sort: Some(FutexSort::Eagain),
+        value: |r, s| fmt::num(r.eagain as f64 / s, 8),
+    },
+    Col {
+        title: "WAIT/s",
+        width: 7,
+        min_screen: 0,
+        sort: Some(FutexSort::Wait),
+        value: |r, s| dur_us(r.total_wait_ms * 1e3 / s),
+    },
+    Col {
+        title: "MAX",
+        width: 7,
+        min_screen: 0,
+        sort: Some(FutexSort::Max),
+        value: |r, _| dur_us(r.max_wait_us),
+    },
+    Col {
+        title: "AVG",
+        width: 7,
+        min_screen: 0,
+        sort: Some(FutexSort::Avg),
+        value: |r, _| dur_us(r.avg_wait_us),
+    },
+    Col {
+        title: "WAKE/s",
+        width: 7,
+        min_screen: 110,
+        sort: Some(FutexSort::Wakes),
+        value: |r, s| fmt::num(r.wakes as f64 / s, 7),
+    },
+    Col {
+        title: "CALLS/s",
+        width: 8,
+        min_screen: 120,
+        sort: Some(FutexSort::Calls),
+        value: |r, s| fmt::num(r.calls as f64 / s, 8),
+    },
+];
+
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+    let secs = fr.interval_s.max(1e-9);
+    let [summary, table, hint] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let c = &fr.contention;
+    let cont: u64 = c.futexes.iter().map(|r| r.contended).sum();
+    let wait: f64 = c.futexes.iter().map(|r| r.total_wait_ms).sum();
+    let mut callers: Vec<(u64, String)> = fr
+        .procs
+        .iter()
+        .filter_map(|p| {
+            p.futex_calls
+                .filter(|n| *n > 0)
+                .map(|n| (n, format!("{}({})", fmt::inert(&p.comm), p.pid)))
+        })
+        .collect();
+    callers.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let top: Vec<String> = callers
+        .iter()
+        .take(3)
+        .map(|(n, who)| format!("{who} {}", fmt::num(*n as f64 / secs, 6)))
+        .collect();
+    let line = Line::from(vec![
+        Span::styled(
+            format!(" {} contended waits/s", fmt::num(cont as f64 / secs, 7)),
+            th.title,
+        ),
+        Span::raw(format!(", {} waited/s", dur_us(wait * 1e3 / secs))),
+        Span::styled(format!("  futex calls/s: {}", top.join(", ")), th.dim),
+    ]);
+    f.render_widget(Paragraph::new(line), summary);
+
+    let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
+    let v = &app.contention;
+    let arrow = if v.futex_reverse { "▲" } else { "▼" };
+    let mut header: Vec<Cell> = cols
+        .iter()
+        .map(|c| {
+            let sorted = c.sort == Some(v.futex_sort);
+            let t = if sorted {
+                format!("{}{arrow}", c.title)
+            } else {
+                c.title.to_string()
+            };
+            Cell::from(Span::styled(t, if sorted { th.warn } else { th.title }))
+        })
+        .collect();
+    header.push(Cell::from(Span::styled("CALLER", th.title)));
+    let rows_all = v.futexes(fr);
+    let body_h = table.height.saturating_sub(2) as usize;
+    let rows: Vec<Row> = rows_all
+        .iter()
+        .take(body_h)
+        .map(|r| {
+            let mut cells: Vec<Cell> = cols
+                .iter()
+                .map(|c| Cell::from((c.value)(r, secs)))
+                .collect();
+            let caller = if r.caller.is_empty() {
+                "-".to_string()
+            } else {
+                fmt::inert(&r.caller)
+            };
+            cells.push(Cell::from(caller));
+            let style = if r.total_wait_ms / secs >= 100.0 {
+                th.warn
+            } else {
+                th.normal
+            };
+            Row::new(cells).style(style)
+        })
+        .collect();
+    let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
+    widths.push(Constraint::Min(8));
+    let title = format!(
+        " Futexes: {} words, sorted by {} (s: next column, S: reverse) ",
+        rows_all.len(),
+        v.futex_sort.name()
+    );
+    let empty = rows.is_empty();
+    let t = Table::new(rows, widths).header(Row::new(header)).block(
+        Block::default()
+            .borders(Borders::TOP)
+            .title(Span::styled(title, th.title)),
+    );
+    f.render_widget(t, table);
+    if empty && table.height > 2 {
+        let msg = if fr.mode == "bpf" {
+            "  no futex calls this interval"
+        } else {
+            "  needs eBPF (run as root)"
+        };
+        let r = Rect {
+            y: table.y + 2,
+            height: 1,
+            ..table
+        };
+        f.render_widget(Paragraph::new(Span::styled(msg, th.dim)), r);
+    }
+    if let Some(r) = rows_all.first() {
+        let line = Line::from(vec![
+            Span::styled(format!(" {:x}: ", r.uaddr), th.dim),
+            Span::raw(pattern(r, secs)),
+        ]);
+        f.render_widget(Paragraph::new(line), hint);
+    }
+}
+
+/// One line for the overview: the futex word with the most contended waits, and the
+/// worst mmap_lock holder. None when nothing contended.
+pub fn headline(fr: &Frame, width: u16) -> Option<Line<'static>> {
+    let secs = fr.interval_s.max(1e-9);
+    let c = &fr.contention;
+    let fx = c
+        .futexes
+        .iter()
+        .filter(|r| r.contended > 0)
+        .max_by(|a, b| a.contended.cmp(&b.contended).then(b.uaddr.cmp(&a.uaddr)));
+    let mm = c
+        .mmap_lock
+        .iter()
+        .find(|r| r.total_wait_ms > 0.0 && r.holder_pid != r.victim_pid);
+    if fx.is_none() && mm.is_none() {
+        return None;
+    }
+    let mut spans = vec![Span::raw(" contention: ")];
+    if let Some(r) = fx {
+        spans.push(Span::raw(format!(
+            "futex {:x} {}({}) {} waits/s avg {}",
+            r.uaddr,
+            fmt::inert(&r.comm),
+            r.pid,
+            fmt::num(r.contended as f64 / secs, 6),
+            dur_us(r.avg_wait_us)
+        )));
+        if width >= 120 && !r.caller.is_empty() {
+            spans.push(Span::raw(format!(" at {}", fmt::inert(&r.caller))));
+        }
+    }
+    if let Some(m) = mm {
+        spans.push(Span::raw(if fx.is_some() { " · " } else { "" }));
+        spans.push(Span::raw(format!(
+            "mmap_lock of {}({}) held by {}({}) {}",
+            fmt::inert(&m.victim_comm),
+            m.victim_pid,
+            fmt::inert(&m.holder_comm),
+            m.holder_pid,
+            dur_us(m.hold_ms * 1e3)
+        )));
+    }
+    spans.push(Span::raw("  [2: futexes, 3: locks]"));
+    Some(Line::from(spans))
+}

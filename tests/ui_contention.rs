@@ -1,0 +1,90 @@
+//! The futex and kernel-lock views and the overview's contention headline, as insta
+//! snapshots at 80x24 and 160x50, from the fixture Samples (model::contention::fixture
+//! on top of model::fixtures::incident). Stored in the top-level snapshots/ folder.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use ttop::app::{Action, App, View};
+use ttop::model::{contention, derive, fixtures};
+
+fn app_in(view: View) -> App {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        x.contention = Some(contention::fixture(s));
+        x
+    };
+    let mut app = App::new();
+    app.push_frame(derive(&sys, Some(&sample(9)), &sample(10)));
+    app.handle(Action::GoTo(view));
+    app
+}
+
+fn text(app: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| ttop::ui::render(f, app)).unwrap();
+    let buf = term.backend().buffer();
+    (0..h)
+        .map(|y| {
+            let row: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+            format!("{}\n", row.trim_end())
+        })
+        .collect()
+}
+
+macro_rules! snap {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!($name, $text);
+        })
+    };
+}
+
+#[test]
+fn futexes_80x24() {
+    let t = text(&app_in(View::Futexes), 80, 24);
+    assert!(t.contains("CONT/s▼") && t.contains("EAGAIN/s"), "{t}");
+    assert!(
+        t.contains("runtime.stopm"),
+        "the caller column is on screen:\n{t}"
+    );
+    snap!("futexes_80x24", t);
+}
+
+#[test]
+fn futexes_160x50_sorted_by_wait() {
+    let mut app = app_in(View::Futexes);
+    app.handle(Action::SortNext);
+    let t = text(&app, 160, 50);
+    assert!(t.contains("WAIT/s▼"), "{t}");
+    snap!("futexes_160x50", t);
+}
+
+#[test]
+fn locks_80x24() {
+    let t = text(&app_in(View::Locks), 80, 24);
+    assert!(t.contains("rwsem:W*") && t.contains("__vm_munmap"), "{t}");
+    assert!(t.contains("31999 secagent held 4242 tiflash"), "{t}");
+    snap!("locks_80x24", t);
+}
+
+#[test]
+fn locks_160x50() {
+    let t = text(&app_in(View::Locks), 160, 50);
+    assert!(
+        t.contains("pid 31999 (secagent) held pid 4242 (tiflash)'s mmap_lock 640ms; 3 threads of 4242 waited 1.04s"),
+        "{t}"
+    );
+    snap!("locks_160x50", t);
+}
+
+#[test]
+fn overview_headline_80x24() {
+    let t = text(&app_in(View::Main), 80, 24);
+    assert!(
+        t.contains("contention: futex c000080148 node_exporter(912)"),
+        "{t}"
+    );
+    snap!("overview_contention_80x24", t);
+}
