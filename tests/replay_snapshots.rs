@@ -96,15 +96,19 @@ fn replay_playing_at_a_seek_position_120x32() {
 }
 
 #[test]
-fn replay_goto_prompt_and_help_80x24() {
+fn replay_goto_prompt_and_help() {
     let (mut app, mut pl, p) = replay_app("goto");
     show(&mut app, &mut pl, Some("14:0"));
     snap!("replay_goto_prompt_80x24", screen(&app, 80, 24));
     app.replay = Some(pl.bar(None));
     app.handle(Action::Help);
-    let s = screen(&app, 80, 24);
+    let s = screen(&app, 100, 40);
     assert!(s.contains("play / pause the replay"), "{s}");
-    snap!("replay_help_80x24", s);
+    assert!(
+        !s.contains("start / stop recording"),
+        "no recording from a replay:\n{s}"
+    );
+    snap!("replay_help_100x40", s);
     let _ = std::fs::remove_file(&p);
 }
 

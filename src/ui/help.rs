@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::app::App;
-use crate::app::keymap::{Binding, bindings_for};
+use crate::app::keymap::{Action, Binding, bindings_for};
 use crate::app::replay_keys::REPLAY_KEYMAP;
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
@@ -84,9 +84,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
     }
 }
 
-/// A main binding whose keys the replay table takes over (space: play, not pause).
+/// A main binding that does not apply while replaying: its keys are taken over by the
+/// replay table (space: play, not pause), or it records (a replay is a recording).
 pub fn shadowed(b: &Binding) -> bool {
-    b.keys
-        .iter()
-        .all(|k| REPLAY_KEYMAP.iter().any(|r| r.keys.contains(k)))
+    b.action == Action::ToggleRecord
+        || b.keys
+            .iter()
+            .all(|k| REPLAY_KEYMAP.iter().any(|r| r.keys.contains(k)))
 }
