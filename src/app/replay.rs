@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind};
+use crossterm::event::{self, Event, KeyEvent, KeyEventKind};
 
 use super::App;
 use super::keymap::action_for;
 use super::replay_keys::{ReplayAction, replay_action_for};
+use super::state::edit_prompt;
 use crate::cli::{Cli, ReplayArgs};
 use crate::record::Reader;
 use crate::record::player::Player;
@@ -79,26 +80,14 @@ impl Session {
     }
 
     fn goto_key(&mut self, k: &KeyEvent) {
-        let Some(text) = self.goto.as_mut() else {
-            return;
-        };
-        match k.code {
-            KeyCode::Char(c) if !c.is_control() => text.push(c),
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Esc => self.goto = None,
-            KeyCode::Enter => {
-                let text = self.goto.take().unwrap_or_default();
-                match self.player.goto(&text) {
-                    Ok(()) => {
-                        self.player.note = None;
-                        self.show(false);
-                    }
-                    Err(e) => self.player.note = Some(e),
+        if let Some(text) = edit_prompt(&mut self.goto, k) {
+            match self.player.goto(&text) {
+                Ok(()) => {
+                    self.player.note = None;
+                    self.show(false);
                 }
+                Err(e) => self.player.note = Some(e),
             }
-            _ => {}
         }
         self.refresh_bar();
     }

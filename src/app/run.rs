@@ -26,23 +26,11 @@ impl Drop for Restore {
     }
 }
 
-/// Register SIGINT/SIGTERM/SIGHUP to set `flag` (an SSH drop sends SIGHUP).
-pub fn quit_on_signals(flag: &Arc<AtomicBool>) -> anyhow::Result<()> {
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, flag.clone())?;
-    }
-    Ok(())
-}
-
 pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let sys = collector::system_info();
     let collector = Collector::new(cfg);
     let stop = Arc::new(AtomicBool::new(false));
-    quit_on_signals(&stop)?;
+    crate::util::stop_on_signals(&stop)?;
     let (tx, rx) = sync_channel::<Sample>(2);
     let (req_tx, req_rx) = std::sync::mpsc::channel();
     let handle = collector::spawn_with_requests(

@@ -195,20 +195,8 @@ impl App {
 
     /// Keys while the filter prompt is open: edit, Enter applies, Esc cancels.
     pub fn prompt_key(&mut self, k: &KeyEvent) {
-        let Some(text) = self.prompt.as_mut() else {
-            return;
-        };
-        match k.code {
-            KeyCode::Char(c) if !c.is_control() => text.push(c),
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Esc => self.prompt = None,
-            KeyCode::Enter => {
-                let text = self.prompt.take().unwrap_or_default();
-                self.apply_filter(text.trim());
-            }
-            _ => {}
+        if let Some(text) = edit_prompt(&mut self.prompt, k) {
+            self.apply_filter(text.trim());
         }
     }
 
@@ -319,6 +307,22 @@ impl App {
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
         }
     }
+}
+
+/// Edit a one-line prompt (filter, replay "go to"): type, Backspace, Esc closes it;
+/// Enter closes it and returns the text.
+pub fn edit_prompt(prompt: &mut Option<String>, k: &KeyEvent) -> Option<String> {
+    let text = prompt.as_mut()?;
+    match k.code {
+        KeyCode::Char(c) if !c.is_control() => text.push(c),
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Esc => *prompt = None,
+        KeyCode::Enter => return prompt.take(),
+        _ => {}
+    }
+    None
 }
 
 /// Does a row match typed text: a PID prefix, or a substring of its name or command.
