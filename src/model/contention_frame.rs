@@ -112,28 +112,8 @@ pub struct MmapLockFrame {
     pub max_wait_us: f64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ContentionDropsFrame {
-    pub futexes: u64,
-    pub futex_threads: u64,
-    pub futex_procs: u64,
-    pub locks: u64,
-    pub mmap: u64,
-    pub stacks: u64,
-    pub lock_nest: u64,
-}
-
-impl ContentionDropsFrame {
-    pub fn total(&self) -> u64 {
-        self.futexes
-            + self.futex_threads
-            + self.futex_procs
-            + self.locks
-            + self.mmap
-            + self.stacks
-            + self.lock_nest
-    }
-}
+/// Contention events lost during the interval, by map (the Sample's counters, diffed).
+pub type ContentionDropsFrame = ContentionDrops;
 
 /// The contention part of a Frame (flattened into it: the keys are top level).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -5,9 +5,10 @@
 use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::widgets::Paragraph;
 
 use super::fmt;
+use super::sorted_table::{Col, Table2};
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::contention_view::FutexSort;
@@ -53,15 +54,7 @@ pub fn pattern(r: &FutexFrame, secs: f64) -> &'static str {
     }
 }
 
-struct Col {
-    title: &'static str,
-    width: u16,
-    min_screen: u16,
-    sort: Option<FutexSort>,
-    value: fn(&FutexFrame, f64) -> String,
-}
-
-const COLS: &[Col] = &[
+const COLS: &[Col<FutexFrame, FutexSort>] = &[
     Col {
         title: "PID",
         width: 7,
@@ -177,73 +170,40 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     ]);
     f.render_widget(Paragraph::new(line), summary);
 
-    let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
     let v = &app.contention;
-    let arrow = if v.futex_reverse { "▲" } else { "▼" };
-    let mut header: Vec<Cell> = cols
-        .iter()
-        .map(|c| {
-            let sorted = c.sort == Some(v.futex_sort);
-            let t = if sorted {
-                format!("{}{arrow}", c.title)
-            } else {
-                c.title.to_string()
-            };
-            Cell::from(Span::styled(t, if sorted { th.warn } else { th.title }))
-        })
-        .collect();
-    header.push(Cell::from(Span::styled("CALLER", th.title)));
     let rows_all = v.futexes(fr);
-    let body_h = table.height.saturating_sub(2) as usize;
-    let rows: Vec<Row> = rows_all
-        .iter()
-        .take(body_h)
-        .map(|r| {
-            let mut cells: Vec<Cell> = cols
-                .iter()
-                .map(|c| Cell::from((c.value)(r, secs)))
-                .collect();
-            let caller = if r.caller.is_empty() {
-                "-".to_string()
-            } else {
-                fmt::inert(&r.caller)
-            };
-            cells.push(Cell::from(caller));
-            let style = if r.total_wait_ms / secs >= 100.0 {
-                th.warn
-            } else {
-                th.normal
-            };
-            Row::new(cells).style(style)
-        })
-        .collect();
-    let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
-    widths.push(Constraint::Min(8));
-    let title = format!(
-        " Futexes: {} words, sorted by {} (s: next column, S: reverse) ",
-        rows_all.len(),
-        v.futex_sort.name()
-    );
-    let empty = rows.is_empty();
-    let t = Table::new(rows, widths).header(Row::new(header)).block(
-        Block::default()
-            .borders(Borders::TOP)
-            .title(Span::styled(title, th.title)),
-    );
-    f.render_widget(t, table);
-    if empty && table.height > 2 {
-        let msg = if fr.mode == "bpf" {
-            "  no futex calls this interval"
+    let caller = |r: &FutexFrame| {
+        if r.caller.is_empty() {
+            "-".to_string()
         } else {
-            "  needs eBPF (run as root)"
-        };
-        let r = Rect {
-            y: table.y + 2,
-            height: 1,
-            ..table
-        };
-        f.render_widget(Paragraph::new(Span::styled(msg, th.dim)), r);
+            fmt::inert(&r.caller)
+        }
+    };
+    let style = |r: &FutexFrame| {
+        if r.total_wait_ms / secs >= 100.0 {
+            th.warn
+        } else {
+            th.normal
+        }
+    };
+    Table2 {
+        cols: COLS,
+        texts: vec![("CALLER", 8, &caller)],
+        sort: v.futex_sort,
+        reverse: v.futex_reverse,
+        title: format!(
+            " Futexes: {} words, sorted by {} (s: next column, S: reverse) ",
+            rows_all.len(),
+            v.futex_sort.name()
+        ),
+        empty: if fr.mode == "bpf" {
+            "no futex calls this interval"
+        } else {
+            "needs eBPF (run as root)"
+        },
+        style: &style,
     }
+    .render(f, table, area.width, &rows_all, secs, th);
     if let Some(r) = rows_all.first() {
         let line = Line::from(vec![
             Span::styled(format!(" {:x}: ", r.uaddr), th.dim),

@@ -5,10 +5,11 @@
 use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::widgets::Paragraph;
 
 use super::fmt;
 use super::futexes::dur_us;
+use super::sorted_table::{Col, Table2, TextCol};
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::contention_view::LockSort;
@@ -65,15 +66,7 @@ pub fn mmap_sentence(m: &MmapLockFrame, wide: bool) -> String {
     }
 }
 
-struct Col {
-    title: &'static str,
-    width: u16,
-    min_screen: u16,
-    sort: Option<LockSort>,
-    value: fn(&LockFrame, f64) -> String,
-}
-
-const COLS: &[Col] = &[
+const COLS: &[Col<LockFrame, LockSort>] = &[
     Col {
         title: "TYPE",
         width: 10,
@@ -135,92 +128,50 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let [table, mmap] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(mm_h)]).areas(area);
 
-    let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
     let v = &app.contention;
-    let arrow = if v.lock_reverse { "▲" } else { "▼" };
-    let mut header: Vec<Cell> = cols
-        .iter()
-        .map(|c| {
-            let sorted = c.sort == Some(v.lock_sort);
-            let t = if sorted {
-                format!("{}{arrow}", c.title)
-            } else {
-                c.title.to_string()
-            };
-            Cell::from(Span::styled(t, if sorted { th.warn } else { th.title }))
-        })
-        .collect();
-    header.push(Cell::from(Span::styled("CALLER", th.title)));
-    let show_waiters = area.width >= 110;
-    if show_waiters {
-        header.push(Cell::from(Span::styled("WAITERS", th.title)));
-    }
     let rows_all = v.locks(fr);
-    let body_h = table.height.saturating_sub(2) as usize;
-    let rows: Vec<Row> = rows_all
-        .iter()
-        .take(body_h)
-        .map(|r| {
-            let mut cells: Vec<Cell> = cols
-                .iter()
-                .map(|c| Cell::from((c.value)(r, secs)))
-                .collect();
-            cells.push(Cell::from(fmt::inert(&r.caller)));
-            if show_waiters {
-                let w: Vec<String> = r
-                    .waiters
-                    .iter()
-                    .take(3)
-                    .map(|w| format!("{}({}) {}", fmt::inert(&w.comm), w.pid, w.contended))
-                    .collect();
-                let more = r.waiters.len().saturating_sub(3);
-                let tail = if more > 0 {
-                    format!(" +{more}")
-                } else {
-                    String::new()
-                };
-                cells.push(Cell::from(format!("{}{tail}", w.join(", "))));
-            }
-            let style = if r.mmap_lock && r.max_wait_us >= 10_000.0 {
-                th.warn
-            } else {
-                th.normal
-            };
-            Row::new(cells).style(style)
-        })
-        .collect();
-    let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
-    widths.push(Constraint::Min(16));
-    if show_waiters {
-        widths.push(Constraint::Min(20));
+    let caller = |r: &LockFrame| fmt::inert(&r.caller);
+    let waiters = |r: &LockFrame| {
+        let w: Vec<String> = r
+            .waiters
+            .iter()
+            .take(3)
+            .map(|w| format!("{}({}) {}", fmt::inert(&w.comm), w.pid, w.contended))
+            .collect();
+        match r.waiters.len().saturating_sub(3) {
+            0 => w.join(", "),
+            more => format!("{} +{more}", w.join(", ")),
+        }
+    };
+    let mut texts: Vec<TextCol<LockFrame>> = vec![("CALLER", 16, &caller)];
+    if area.width >= 110 {
+        texts.push(("WAITERS", 20, &waiters));
     }
-    let title = format!(
-        " Kernel locks: {} (* mmap_lock), sorted by {} (s: next column, S: reverse) ",
-        rows_all.len(),
-        v.lock_sort.name()
-    );
-    let empty = rows.is_empty();
-    let t = Table::new(rows, widths).header(Row::new(header)).block(
-        Block::default()
-            .borders(Borders::TOP)
-            .title(Span::styled(title, th.title)),
-    );
-    f.render_widget(t, table);
-    if empty && table.height > 2 {
-        let msg = if fr.mode == "bpf" {
-            "  no kernel lock waits this interval"
+    let style = |r: &LockFrame| {
+        if r.mmap_lock && r.max_wait_us >= 10_000.0 {
+            th.warn
         } else {
-            "  needs eBPF (run as root)"
-        };
-        f.render_widget(
-            Paragraph::new(Span::styled(msg, th.dim)),
-            Rect {
-                y: table.y + 2,
-                height: 1,
-                ..table
-            },
-        );
+            th.normal
+        }
+    };
+    Table2 {
+        cols: COLS,
+        texts,
+        sort: v.lock_sort,
+        reverse: v.lock_reverse,
+        title: format!(
+            " Kernel locks: {} (* mmap_lock), sorted by {} (s: next column, S: reverse) ",
+            rows_all.len(),
+            v.lock_sort.name()
+        ),
+        empty: if fr.mode == "bpf" {
+            "no kernel lock waits this interval"
+        } else {
+            "needs eBPF (run as root)"
+        },
+        style: &style,
     }
+    .render(f, table, area.width, &rows_all, secs, th);
 
     if mm_h > 0 {
         let wide = area.width >= 110;

@@ -12,6 +12,7 @@ pub mod latency;
 pub mod locks;
 pub mod procs;
 pub mod runnable;
+pub mod sorted_table;
 pub mod theme;
 pub mod threads;
 pub mod timebar;
