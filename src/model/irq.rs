@@ -331,6 +331,95 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     }
 }
 
+/// Fixture: seed 000's TiFlash host, `secs` seconds in (cumulative counters), for
+/// screen snapshots. tiflash (4242) frees thread stacks while its threads run on every
+/// CPU: thousands of TLB shootdowns a second.
+pub fn fixture_into(s: &mut Sample, secs: u64) {
+    let ncpu = 4u32;
+    s.irq = Some(IrqSample {
+        cpus: (0..ncpu)
+            .map(|cpu| {
+                let k = u64::from(cpu) + 1;
+                IrqCpu {
+                    cpu,
+                    recv: vec![
+                        40 * secs,
+                        (2400 + 100 * k) * secs,
+                        (900 + 50 * k) * secs,
+                        3 * secs,
+                    ],
+                    sent: vec![(880 + 40 * k) * secs, (2300 + 90 * k) * secs, 150 * secs, 0],
+                    tlb: vec![
+                        500 * secs,
+                        (2300 + 90 * k) * secs,
+                        2 * secs,
+                        (5200 + 10 * k) * secs,
+                        (2600 + 5 * k) * secs,
+                        4 * secs,
+                    ],
+                    tlb_shootdowns: (2310 + 90 * k) * secs,
+                    tlb_requests: (2310 + 90 * k) * secs,
+                }
+            })
+            .collect(),
+        senders: vec![
+            IpiSender {
+                tgid: 4242,
+                kind: KIND_TLB,
+                func: "flush_tlb_func".into(),
+                ipis: 9_100 * secs,
+                queued: 9_300 * secs,
+            },
+            IpiSender {
+                tgid: 4242,
+                kind: 0,
+                func: String::new(),
+                ipis: 2_900 * secs,
+                queued: 0,
+            },
+            IpiSender {
+                tgid: 4242,
+                kind: 2,
+                func: "sched_ttwu_pending".into(),
+                ipis: 420 * secs,
+                queued: 610 * secs,
+            },
+            IpiSender {
+                tgid: 0,
+                kind: 2,
+                func: "nohz_csd_func".into(),
+                ipis: 160 * secs,
+                queued: 160 * secs,
+            },
+            IpiSender {
+                tgid: 1817,
+                kind: 0,
+                func: String::new(),
+                ipis: 500 * secs,
+                queued: 0,
+            },
+            IpiSender {
+                tgid: 1817,
+                kind: KIND_TLB,
+                func: "flush_tlb_func".into(),
+                ipis: 30 * secs,
+                queued: 30 * secs,
+            },
+        ],
+    });
+    let mut lines = BTreeMap::new();
+    let per_cpu = |base: u64| {
+        (0..u64::from(ncpu))
+            .map(|k| (base + 90 * (k + 1)) * secs)
+            .collect()
+    };
+    lines.insert("TLB".to_string(), per_cpu(2310));
+    lines.insert("CAL".to_string(), per_cpu(2440));
+    lines.insert("RES".to_string(), per_cpu(900));
+    lines.insert("IWI".to_string(), per_cpu(3));
+    s.interrupts = ProcInterrupts { lines };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

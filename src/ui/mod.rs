@@ -69,7 +69,8 @@ pub fn render(f: &mut TermFrame, app: &App) {
 fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::Frame, th: &Theme) {
     // One headline row for contention (futexes, mmap_lock) when there is any.
     let headline = futexes::headline(frame, area.width).filter(|_| area.height >= 12);
-    let head_h = u16::from(headline.is_some());
+    let irq_line = latency::headline(frame, area.width).filter(|_| area.height >= 14);
+    let head_h = u16::from(headline.is_some()) + u16::from(irq_line.is_some());
     let (run_h, core_h) = main_heights(area.height - head_h, frame.cpus.len() as u16);
     let [run, cores, head, table] = Layout::vertical([
         Constraint::Length(run_h),
@@ -78,8 +79,9 @@ fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::F
         Constraint::Min(0),
     ])
     .areas(area);
-    if let Some(line) = headline {
-        f.render_widget(Paragraph::new(line).style(th.warn), head);
+    let lines: Vec<_> = headline.into_iter().chain(irq_line).collect();
+    if !lines.is_empty() {
+        f.render_widget(Paragraph::new(lines).style(th.warn), head);
     }
     runnable::render(f, run, app, frame, th);
     cores::render(f, cores, frame, th);

@@ -1,0 +1,92 @@
+//! The IPI/TLB and latency views, and the overview's headline for them, as insta
+//! snapshots at 80x24 and 160x50, fed from fixture Samples.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use ttop::app::{Action, App, View};
+use ttop::model::{derive, fixtures, irq, latency};
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| ttop::ui::render(f, app)).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        for x in 0..w {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn sample(secs: u64) -> ttop::model::Sample {
+    let mut s = fixtures::incident(secs, true);
+    irq::fixture_into(&mut s, secs);
+    latency::fixture_into(&mut s, secs);
+    s
+}
+
+fn app(view: View) -> App {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    app.color = false;
+    let mut prev = sample(0);
+    for i in 1..=5 {
+        let cur = sample(i);
+        app.push_frame(derive(&sys, Some(&prev), &cur));
+        prev = cur;
+    }
+    app.handle(Action::GoTo(view));
+    app
+}
+
+macro_rules! snap {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!($name, $text);
+        })
+    };
+}
+
+#[test]
+fn ipi_view_80x24() {
+    let text = screen(&app(View::Ipi), 80, 24);
+    assert!(text.contains("flush_tlb_func"), "{text}");
+    snap!("ipi_80x24", text);
+}
+
+#[test]
+fn ipi_view_160x50() {
+    snap!("ipi_160x50", screen(&app(View::Ipi), 160, 50));
+}
+
+#[test]
+fn latency_view_80x24() {
+    let text = screen(&app(View::Latency), 80, 24);
+    // The worst thread comes first, with its 48 ms wait.
+    assert!(text.contains("48.00ms"), "{text}");
+    snap!("latency_80x24", text);
+}
+
+#[test]
+fn latency_view_160x50() {
+    snap!("latency_160x50", screen(&app(View::Latency), 160, 50));
+}
+
+#[test]
+fn latency_view_sorts_by_p99() {
+    let mut a = app(View::Latency);
+    a.handle(Action::SortNext);
+    snap!("latency_by_p99_80x24", screen(&a, 80, 24));
+}
+
+#[test]
+fn overview_headline_80x24() {
+    let text = screen(&app(View::Main), 80, 24);
+    assert!(text.contains("TLB shootdowns"), "{text}");
+    snap!("overview_irq_headline_80x24", text);
+}
