@@ -101,7 +101,7 @@ impl LockSort {
     }
 }
 
-fn next<T: Copy + PartialEq>(all: &[T], cur: T) -> T {
+pub(crate) fn next<T: Copy + PartialEq>(all: &[T], cur: T) -> T {
     let i = all.iter().position(|s| *s == cur).unwrap_or(0);
     all[(i + 1) % all.len()]
 }

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 
+use super::contention_view::next;
 use super::keymap::Action;
 use super::state::View;
 use crate::model::Frame;
@@ -79,11 +80,6 @@ impl SenderSort {
             SenderSort::Pid => b.pid.cmp(&a.pid),
         }
     }
-}
-
-fn next<T: Copy + PartialEq>(all: &[T], cur: T) -> T {
-    let i = all.iter().position(|s| *s == cur).unwrap_or(0);
-    all[(i + 1) % all.len()]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
