@@ -37,6 +37,9 @@ pub const FOOTER_LEN: usize = 24;
 /// A new keyframe every this many Samples: bounds the work of a seek and what one
 /// damaged record can take with it.
 pub const KEYFRAME_EVERY: u64 = 60;
+/// ... or sooner, once the Samples since the last keyframe add up to this many bytes
+/// (a 2,000-thread Sample is ~1.5 MB and decodes in ~80 ms: a seek stays under ~1 s).
+pub const KEYFRAME_RAW_BYTES: usize = 16 << 20;
 
 /// What a record holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -126,3 +126,20 @@ fn files_are_private_and_never_overwritten() {
     assert!(Writer::create(&p, &hdr).is_err());
     let _ = std::fs::remove_file(&p);
 }
+
+/// Big Samples get keyframes sooner, so a seek never decodes too many bytes.
+#[test]
+fn big_samples_get_keyframes_by_bytes() {
+    let ss = samples(40, 150, 20);
+    let raw = crate::record::codec::to_raw(&ss[0]).len();
+    let p = write("bigkeys", &ss, true);
+    let mut r = Reader::open(&p).unwrap();
+    let keys = r.entries().iter().filter(|e| e.key).count();
+    let want = 40usize.div_ceil(super::format::KEYFRAME_RAW_BYTES.div_ceil(raw));
+    assert!(
+        want >= 2 && keys >= want,
+        "{keys} keyframes for 40 samples of {raw} bytes"
+    );
+    assert_eq!(r.sample(39).unwrap(), ss[39]);
+    let _ = std::fs::remove_file(&p);
+}

@@ -12,7 +12,8 @@ use anyhow::{Context, Result};
 
 use super::codec;
 use super::format::{
-    ENCODING, FileHeader, KEYFRAME_EVERY, Kind, RecordHeader, encode_file_header, encode_footer,
+    ENCODING, FileHeader, KEYFRAME_EVERY, KEYFRAME_RAW_BYTES, Kind, RecordHeader,
+    encode_file_header, encode_footer,
 };
 use super::index::{self, Entry};
 use crate::model::Sample;
@@ -35,6 +36,8 @@ pub struct Writer {
     path: PathBuf,
     offset: u64,
     prev_raw: Option<Vec<u8>>,
+    /// Samples and their serialised bytes since the last keyframe.
+    since_key: (u64, usize),
     entries: Vec<Entry>,
     finished: bool,
 }
@@ -57,6 +60,7 @@ impl Writer {
             path: path.to_path_buf(),
             offset: head.len() as u64,
             prev_raw: None,
+            since_key: (0, 0),
             entries: Vec::new(),
             finished: false,
         })
@@ -77,15 +81,14 @@ impl Writer {
     }
 
     /// Append one Sample: compressed against the previous one, except every
-    /// KEYFRAME_EVERY-th, which stands alone.
+    /// KEYFRAME_EVERY-th (or after KEYFRAME_RAW_BYTES), which stands alone.
     pub fn append(&mut self, s: &Sample) -> Result<()> {
         anyhow::ensure!(!self.finished, "recording already finished");
         let n = self.entries.len() as u64;
         let raw = codec::to_raw(s);
-        let prefix = self
-            .prev_raw
-            .as_deref()
-            .filter(|_| !n.is_multiple_of(KEYFRAME_EVERY));
+        let (frames, bytes) = self.since_key;
+        let key_due = frames >= KEYFRAME_EVERY || bytes >= KEYFRAME_RAW_BYTES;
+        let prefix = self.prev_raw.as_deref().filter(|_| !key_due);
         let kind = if prefix.is_some() {
             Kind::Delta
         } else {
@@ -101,6 +104,10 @@ impl Writer {
             key: kind == Kind::Key,
         });
         self.offset += rec.len() as u64;
+        self.since_key = match kind {
+            Kind::Key => (1, raw.len()),
+            _ => (frames + 1, bytes + raw.len()),
+        };
         self.prev_raw = Some(raw);
         Ok(())
     }
