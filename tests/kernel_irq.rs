@@ -62,6 +62,7 @@ fn tlb_shootdowns_match_proc_interrupts_and_sender() {
     let tail = rest.join().unwrap();
     let iters: u64 = parse_kv(&tail)["iters"].parse().unwrap();
     let (mut shoot, mut line, mut ipis, mut caused, mut caused_ipis) = (0, 0, 0, 0, 0);
+    let mut others = 0;
     for fr in &frames {
         let cpus = fr["cpus"].as_array().unwrap();
         let s: u64 = cpus.iter().map(|c| u(&c["tlb_shootdowns"])).sum();
@@ -96,6 +97,15 @@ fn tlb_shootdowns_match_proc_interrupts_and_sender() {
         ipis += u(&fr["tlb"]["ipis"]);
         caused += u(&row["tlb_shootdowns_caused"]);
         caused_ipis += u(&row["tlb_ipis_caused"]);
+        // Shootdowns other processes caused in the same interval (the TLB line counts
+        // every process's: other engineers' workloads share this machine).
+        others += fr["ipi_senders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["kind"] == "tlb" && u(&s["pid"]) != pid)
+            .map(|s| u(&s["queued"]))
+            .sum::<u64>();
     }
     eprintln!(
         "tlbshoot: {iters} munmaps; totals: shootdowns {shoot}, TLB line {line}, TLB IPIs {ipis}, caused {caused}, caused IPIs {caused_ipis}"
@@ -116,17 +126,23 @@ fn tlb_shootdowns_match_proc_interrupts_and_sender() {
         line as f64,
         0.10,
     );
+    eprintln!("shootdowns other processes caused meanwhile: {others}");
+    let mine = line.saturating_sub(others) as f64;
     assert_within(
-        "shootdowns attributed to tlbshoot vs /proc/interrupts TLB (other processes' shootdowns count in the TLB line)",
+        "shootdowns attributed to tlbshoot vs TLB line minus other senders'",
         caused as f64,
-        line as f64,
+        mine,
         0.10,
     );
     assert_within(
-        "TLB IPIs attributed to tlbshoot vs /proc/interrupts TLB",
+        "TLB IPIs attributed to tlbshoot vs TLB line minus other senders'",
         caused_ipis as f64,
-        line as f64,
+        mine,
         0.10,
+    );
+    assert!(
+        caused as f64 >= 0.5 * line as f64,
+        "tlbshoot caused only {caused} of {line} shootdowns: it should dominate"
     );
     assert!(
         caused <= iters,
