@@ -19,7 +19,7 @@ static double now(void) {
 static void *worker(void *arg) {
     (void)arg;
     double end = now() + secs;
-    struct timespec nap = {0, period_ms * 1000000L};
+    struct timespec nap = {period_ms / 1000, (period_ms % 1000) * 1000000L};
     volatile unsigned long x = 0;
     while (now() < end) {
         nanosleep(&nap, NULL);
