@@ -343,9 +343,11 @@ mod tests {
     use super::*;
     use crate::model::frame::ProcFrame;
 
+    /// A frame with eBPF figures (so the default sort is the eBPF CPU%).
     fn frame(pids: &[(u32, f64)]) -> Frame {
         Frame {
             interval_s: 1.0,
+            runnable: crate::model::frame::Runnable { true_avg: Some(1.0), ..Default::default() },
             procs: pids
                 .iter()
                 .map(|&(pid, cpu)| ProcFrame {
