@@ -36,8 +36,9 @@ fn thread_churn_is_counted_and_ghosts_found() {
     }
     let _g = kernel_lock();
     let n: u64 = 3000;
-    let ttop = ttop_spawn(&["--json", "-n", "4", "-d", "0.5"]);
-    std::thread::sleep(Duration::from_millis(800)); // probes attached, first scan done
+    // ttop runs until the workload is done (however long a loaded machine makes it).
+    let ttop = ttop_spawn(&["--json", "-n", "120", "-d", "0.5"]);
+    std::thread::sleep(Duration::from_millis(1500)); // probes attached, first scan done
     let mut w = spawn_workload("churn", &[&n.to_string(), "4", "100"]);
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),
@@ -47,8 +48,10 @@ fn thread_churn_is_counted_and_ghosts_found() {
     let pid: u64 = out["pid"].parse().unwrap();
     let created: u64 = out["created"].parse().unwrap();
     assert_eq!(created, n);
+    std::thread::sleep(Duration::from_millis(1200)); // the exits reach a frame
+    let _ = std::process::Command::new("kill").args(["-INT", &ttop.child.id().to_string()]).status();
     let frames = ttop.frames(Duration::from_secs(30));
-    assert_eq!(frames.len(), 4);
+    assert!(frames.len() >= 3, "{} frames", frames.len());
     let rows = rows_for(&frames, pid);
     assert!(!rows.is_empty(), "no row for the churn process {pid}");
     let sum = |k: &str| rows.iter().map(|r| r[k].as_u64().unwrap_or(0)).sum::<u64>();
@@ -97,7 +100,20 @@ fn runnable_matches_spinners_and_procs_running() {
     }
     let _g = kernel_lock();
     let k = 4.0;
+    // What else wants a CPU on this machine (0 on an idle one): procs_running before the
+    // workload, less the reader itself.
+    let mut bg = Vec::new();
+    for _ in 0..300 {
+        bg.extend(ttop::collect::proc_scan::procs_running().map(|n| f64::from(n) - 1.0));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let background = bg.iter().sum::<f64>() / bg.len().max(1) as f64;
     let mut w = spawn_workload("spin", &["4", "4"]);
+    let pid = {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(w.stdout.as_mut().unwrap()), &mut line).unwrap();
+        parse_kv(&line)["pid"].parse::<u64>().unwrap()
+    };
     std::thread::sleep(Duration::from_millis(300));
     let ttop = ttop_spawn(&["--json", "-n", "3", "-d", "0.5"]);
     // Sample procs_running at ~1 kHz while ttop measures. The reader is itself running
@@ -122,8 +138,21 @@ fn runnable_matches_spinners_and_procs_running() {
         "true_avg per frame {avgs:?}; mean {truth:.2}; procs_running mean {reference:.2} ({} reads)",
         pr.len()
     );
-    assert_within("true_avg vs spinners", truth, k, 0.15);
+    eprintln!("background runnable before the workload: {background:.2}");
+    // The machine-wide figure equals K only on an idle machine (CI's). Elsewhere the
+    // comparisons with procs_running and with the workload's own threads still hold.
+    if background < 0.5 {
+        assert_within("true_avg vs spinners", truth, k, 0.15);
+    } else {
+        eprintln!("machine not idle ({background:.2} runnable before): machine-wide K check skipped");
+    }
     assert_within("true_avg vs procs_running", truth, reference, 0.15);
+    // The workload's own runnable threads, whatever else runs: exactly its 4 spinners.
+    let own: Vec<f64> = rows_for(&frames, pid).iter().map(|r| f(&r["runnable_avg"])).collect();
+    assert!(!own.is_empty());
+    for r in &own {
+        assert_within("the spinners' own runnable_avg", *r, k, 0.15);
+    }
     for fr in &frames {
         let max = f(&fr["runnable"]["true_max"]);
         assert!(max >= k, "true_max {max} below the {k} spinners");

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use super::bpf_common;
 use super::contention::ContentionCollector;
 use super::filter;
-use super::proc_scan::{self, ProcScanner};
 use super::irq::IrqCollector;
+use super::proc_scan::{self, ProcScanner};
 use super::sched::SchedCollector;
 use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
 use crate::util::{mono_ns, wall_ns};
@@ -157,7 +157,11 @@ impl Collector {
         let stat = proc_scan::read_system();
         let mono = mono_ns();
         let wall = wall_ns();
-        let mut bpf = self.sched.as_mut().map(|s| s.read(mono));
+        let runnable: std::collections::HashSet<u32> = procs
+            .iter()
+            .flat_map(|p| p.tasks.iter().filter(|t| t.state == 'R').map(|t| t.tid))
+            .collect();
+        let mut bpf = self.sched.as_mut().map(|s| s.read(mono, &runnable));
         let interrupts = crate::model::irq::ProcInterrupts::read();
         let irq = self.irq.as_mut().map(|c| {
             let (s, drops) = c.read();

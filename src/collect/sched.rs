@@ -90,7 +90,10 @@ impl SchedCollector {
 
     /// Read every map once; `mono_ns` is the sample time used to extrapolate the
     /// state of threads on CPU and of run queues since their last event.
-    pub fn read(&mut self, mono_ns: u64) -> BpfSample {
+    /// `waiting` holds the threads the /proc scan just saw runnable: a thread of theirs
+    /// that is off CPU with a pending enqueue time is waiting right now, and that wait so
+    /// far is counted, so a long wait lands in the intervals it spans.
+    pub fn read(&mut self, mono_ns: u64, waiting: &std::collections::HashSet<u32>) -> BpfSample {
         let mut out = BpfSample::default();
         let tick_gen = self.data().tick_gen;
         let maps = &self.skel.maps;
@@ -137,7 +140,12 @@ impl SchedCollector {
                     tid,
                     tgid: t.tgid,
                     oncpu_ns: oncpu,
-                    runq_wait_ns: t.runq_wait_ns,
+                    runq_wait_ns: t.runq_wait_ns
+                        + if !running && t.enq_ts != 0 && mono_ns > t.enq_ts && waiting.contains(&tid) {
+                            mono_ns - t.enq_ts
+                        } else {
+                            0
+                        },
                     switches: t.switches,
                 });
             }
@@ -158,7 +166,10 @@ impl SchedCollector {
             }
         }
         out.latency = self.read_latency(tick_gen);
-        if let Ok(iter) = maps.ghost_names.lookup_batch(1024, MapFlags::ANY, MapFlags::ANY) {
+        if let Ok(iter) = maps
+            .ghost_names
+            .lookup_batch(1024, MapFlags::ANY, MapFlags::ANY)
+        {
             for (k, v) in iter {
                 let key: types::ghost_key = from_bytes(&k);
                 let g: types::ghost_stats = from_bytes(&v);

@@ -3,41 +3,9 @@
 //! exactly what the live screen showed. Pure: no I/O, no clocks.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable, ThreadFrame};
 use super::sample::{BpfProc, BpfThread, CpuTimes, ProcScan, Sample, SystemInfo};
-
-/// Hashing for the maps keyed by pid or tid that derive builds every tick. The default
-/// SipHash cost more than all the rest of derive at 10,000 threads (the benchmark's
-/// target is 2 ms per frame); the keys are small integers, so one multiply spreads them.
-#[derive(Default, Clone, Copy)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// A map keyed by pid, tid or CPU number.
-pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
-type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
-
-fn id_map<V>(n: usize) -> IdMap<u32, V> {
-    IdMap::with_capacity_and_hasher(n, Default::default())
-}
 
 /// Difference of a cumulative counter. A counter that went backwards was reset
 /// (map entry recreated, PID reused, collector restarted): count from zero.
@@ -99,8 +67,8 @@ struct ProcTotals {
     ghost_oncpu_ns: u64,
 }
 
-fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> IdMap<u32, ProcTotals> {
-    let mut m: IdMap<u32, ProcTotals> = id_map(procs.len() + 64);
+fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> HashMap<u32, ProcTotals> {
+    let mut m: HashMap<u32, ProcTotals> = HashMap::with_capacity(procs.len() + 64);
     for t in threads {
         let e = m.entry(t.tgid).or_default();
         e.oncpu_ns += t.oncpu_ns;
@@ -183,7 +151,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // Processes: the scan, joined with BPF per-process totals.
     let sys_proc_threads = cur_bpf.map(|b| proc_totals(&b.threads, &b.procs));
     let prev_proc_threads = prev_bpf.map(|b| proc_totals(&b.threads, &b.procs));
-    let prev_scan: IdMap<u32, &ProcScan> = prev
+    let prev_scan: HashMap<u32, &ProcScan> = prev
         .map(|p| p.procs.iter().map(|p| (p.pid, p)).collect())
         .unwrap_or_default();
     let bpf_tot = |pid: u32| -> Option<(ProcTotals, ProcTotals)> {
@@ -198,7 +166,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     let page_kb = sys.page_size.max(1) / 1024;
     let mut procs = Vec::with_capacity(cur.procs.len() + 8);
     let mut scan_running = 0u32;
-    let mut seen: IdSet = IdSet::with_capacity_and_hasher(cur.procs.len(), Default::default());
+    let mut seen: HashSet<u32> = HashSet::with_capacity(cur.procs.len());
     for p in &cur.procs {
         seen.insert(p.pid);
         let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
@@ -356,9 +324,13 @@ fn fill_bpf(
     row.cpu_pct_true = Some(true_pct);
     // Running or waiting to run, averaged over the interval: how many of its threads
     // were runnable at a time.
-    let runnable_ns = d(pt.oncpu_ns, ct.oncpu_ns) + d(pt.runq_wait_ns, ct.runq_wait_ns);
+    // Run-queue wait includes the wait in progress at the sample (see SchedCollector::read);
+    // if that guess is later withdrawn the sum shrinks a little: count that as no wait,
+    // not as a counter reset.
+    let wait = |a: u64, b: u64| if has_prev { b.saturating_sub(a) } else { 0 };
+    let runnable_ns = d(pt.oncpu_ns, ct.oncpu_ns) + wait(pt.runq_wait_ns, ct.runq_wait_ns);
     row.runnable_avg = Some(runnable_ns as f64 / interval_ns as f64);
-    row.runq_wait_ms = Some(d(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6);
+    row.runq_wait_ms = Some(wait(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6);
     row.scan_miss = (true_pct - row.cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns);
 }
 
@@ -369,7 +341,7 @@ fn thread_frames(
     interval_s: f64,
     tck: f64,
 ) -> Vec<ThreadFrame> {
-    let by_tid = |s: &Sample| -> IdMap<u32, BpfThread> {
+    let by_tid = |s: &Sample| -> HashMap<u32, BpfThread> {
         s.bpf
             .as_ref()
             .map(|b| b.threads.iter().map(|t| (t.tid, *t)).collect())
@@ -377,7 +349,7 @@ fn thread_frames(
     };
     let cur_bt = by_tid(cur);
     let prev_bt = prev.map(by_tid).unwrap_or_default();
-    let prev_tasks: IdMap<u32, (u64, u64)> = prev
+    let prev_tasks: HashMap<u32, (u64, u64)> = prev
         .map(|p| {
             p.procs
                 .iter()
@@ -408,7 +380,7 @@ fn thread_frames(
                         0
                     };
                     let w = if prev.is_some() {
-                        delta(pv.runq_wait_ns, c.runq_wait_ns)
+                        c.runq_wait_ns.saturating_sub(pv.runq_wait_ns)
                     } else {
                         0
                     };
