@@ -164,14 +164,26 @@ fn hostile_process_name_is_inert_on_screen() {
 #[test]
 fn comm_filter_finds_processes_by_name() {
     let _g = kernel_lock();
-    let ttop = ttop_spawn(&["--json", "-n", "4", "-d", "0.5", "--comm", "spin", "--no-bpf"]);
+    let ttop = ttop_spawn(&[
+        "--json", "-n", "4", "-d", "0.5", "--comm", "spin", "--no-bpf",
+    ]);
     std::thread::sleep(Duration::from_millis(700)); // started after ttop
     let mut w = spawn_workload("spin", &["1", "2"]);
     let pid = first_line_pid(&mut w);
     let frames = ttop.frames(Duration::from_secs(20));
     let _ = w.wait();
-    let rows: Vec<&Value> = frames.iter().flat_map(|f| f["procs"].as_array().unwrap().iter()).collect();
-    assert!(rows.iter().any(|p| p["pid"].as_u64() == Some(u64::from(pid))), "the late starter was found");
-    assert!(rows.iter().all(|p| p["comm"] == "spin"), "only processes named spin");
+    let rows: Vec<&Value> = frames
+        .iter()
+        .flat_map(|f| f["procs"].as_array().unwrap().iter())
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|p| p["pid"].as_u64() == Some(u64::from(pid))),
+        "the late starter was found"
+    );
+    assert!(
+        rows.iter().all(|p| p["comm"] == "spin"),
+        "only processes named spin"
+    );
     assert_eq!(frames[0]["filter"], "comm spin");
 }

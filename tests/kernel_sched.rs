@@ -49,7 +49,9 @@ fn thread_churn_is_counted_and_ghosts_found() {
     let created: u64 = out["created"].parse().unwrap();
     assert_eq!(created, n);
     std::thread::sleep(Duration::from_millis(1200)); // the exits reach a frame
-    let _ = std::process::Command::new("kill").args(["-INT", &ttop.child.id().to_string()]).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &ttop.child.id().to_string()])
+        .status();
     let frames = ttop.frames(Duration::from_secs(30));
     assert!(frames.len() >= 3, "{} frames", frames.len());
     let rows = rows_for(&frames, pid);
@@ -111,7 +113,11 @@ fn runnable_matches_spinners_and_procs_running() {
     let mut w = spawn_workload("spin", &["4", "4"]);
     let pid = {
         let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(w.stdout.as_mut().unwrap()), &mut line).unwrap();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(w.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
         parse_kv(&line)["pid"].parse::<u64>().unwrap()
     };
     std::thread::sleep(Duration::from_millis(300));
@@ -144,11 +150,16 @@ fn runnable_matches_spinners_and_procs_running() {
     if background < 0.5 {
         assert_within("true_avg vs spinners", truth, k, 0.15);
     } else {
-        eprintln!("machine not idle ({background:.2} runnable before): machine-wide K check skipped");
+        eprintln!(
+            "machine not idle ({background:.2} runnable before): machine-wide K check skipped"
+        );
     }
     assert_within("true_avg vs procs_running", truth, reference, 0.15);
     // The workload's own runnable threads, whatever else runs: exactly its 4 spinners.
-    let own: Vec<f64> = rows_for(&frames, pid).iter().map(|r| f(&r["runnable_avg"])).collect();
+    let own: Vec<f64> = rows_for(&frames, pid)
+        .iter()
+        .map(|r| f(&r["runnable_avg"]))
+        .collect();
     assert!(!own.is_empty());
     for r in &own {
         assert_within("the spinners' own runnable_avg", *r, k, 0.15);
@@ -198,7 +209,10 @@ fn keeps_its_head_under_hundreds_of_runnable_threads() {
     let _ = w.kill();
     let _ = w.wait();
     assert_eq!(frames.len(), 4);
-    assert!(took < Duration::from_secs(6), "4 half-second frames took {took:?}");
+    assert!(
+        took < Duration::from_secs(6),
+        "4 half-second frames took {took:?}"
+    );
     for fr in &frames {
         let secs = f(&fr["interval_s"]);
         assert!((0.4..0.9).contains(&secs), "measured interval {secs}");

@@ -100,7 +100,11 @@ fn help_screen_80x24() {
     // Generated from the keymap: every binding's key and the start of its text.
     for b in ttop::app::keymap::KEYMAP {
         let words: String = b.help.chars().take(12).collect();
-        assert!(text.contains(b.label) && text.contains(&words), "help lists '{}'\n{text}", b.help);
+        assert!(
+            text.contains(b.label) && text.contains(&words),
+            "help lists '{}'\n{text}",
+            b.help
+        );
     }
     snap!("help_80x24", text);
 }
@@ -145,7 +149,10 @@ fn thread_view_80x24() {
     app.handle(Action::Open); // the top row: tiflash
     assert_eq!(app.thread_pid, Some(4242));
     let (text, _) = screen(&app, 80, 24);
-    assert!(text.contains("3000 short-lived threads named DeltaMerge-*"), "{text}");
+    assert!(
+        text.contains("3000 short-lived threads named DeltaMerge-*"),
+        "{text}"
+    );
     snap!("threads_80x24", text);
     app.handle(Action::Back);
     assert_eq!(app.thread_pid, None);
@@ -167,12 +174,22 @@ fn filter_prompt_narrows_as_you_type() {
         app.prompt_key(&key(c));
     }
     let (text, _) = screen(&app, 80, 24);
-    assert!(text.contains("postgres") && !text.contains("tiflash"), "{text}");
+    assert!(
+        text.contains("postgres") && !text.contains("tiflash"),
+        "{text}"
+    );
     snap!("filter_prompt_80x24", text);
-    app.prompt_key(&ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::Enter));
+    app.prompt_key(&ratatui::crossterm::event::KeyEvent::from(
+        ratatui::crossterm::event::KeyCode::Enter,
+    ));
     assert_eq!(app.filter_text.as_deref(), Some("post"));
-    let req = app.requests.pop().expect("a filter request for the collector");
-    let ttop::collect::collector::Request::SetFilter(Some(spec)) = req else { panic!("{req:?}") };
+    let req = app
+        .requests
+        .pop()
+        .expect("a filter request for the collector");
+    let ttop::collect::collector::Request::SetFilter(Some(spec)) = req else {
+        panic!("{req:?}")
+    };
     assert_eq!(spec.pids, vec![1817]);
     assert_eq!(spec.comm, None, "'post' is not an exact comm");
 }
@@ -185,7 +202,10 @@ fn key(c: char) -> ratatui::crossterm::event::KeyEvent {
 fn small_and_wide_terminals() {
     let app = incident_app(true, 10);
     let (small, _) = screen(&app, 40, 12);
-    assert!(small.contains("tiflash"), "the process table survives at 40x12:\n{small}");
+    assert!(
+        small.contains("tiflash"),
+        "the process table survives at 40x12:\n{small}"
+    );
     snap!("overview_40x12", small);
     let (wide, _) = screen(&app, 200, 60);
     snap!("overview_200x60", wide);
@@ -197,7 +217,11 @@ fn no_color_uses_no_colours() {
     app.color = false;
     let (text, buf) = screen(&app, 80, 24);
     for cell in buf.content() {
-        assert_eq!(cell.fg, Color::Reset, "a colour reached the screen with NO_COLOR");
+        assert_eq!(
+            cell.fg,
+            Color::Reset,
+            "a colour reached the screen with NO_COLOR"
+        );
         assert_eq!(cell.bg, Color::Reset);
     }
     snap!("overview_no_color_80x24", text);
@@ -207,7 +231,11 @@ fn no_color_uses_no_colours() {
 fn exited_process_keeps_its_last_figures() {
     let sys = fixtures::system();
     let mut app = App::new();
-    let spec = ttop::model::sample::FilterSpec { pids: vec![1817], matched: vec![1817], ..Default::default() };
+    let spec = ttop::model::sample::FilterSpec {
+        pids: vec![1817],
+        matched: vec![1817],
+        ..Default::default()
+    };
     let mut prev = fixtures::incident(0, true);
     prev.filter = Some(spec.clone());
     for i in 1..=3u64 {
@@ -221,5 +249,8 @@ fn exited_process_keeps_its_last_figures() {
     }
     assert!(app.exited.contains_key(&1817));
     let (text, _) = screen(&app, 120, 30);
-    assert!(text.contains("exited") && text.contains("last figures"), "{text}");
+    assert!(
+        text.contains("exited") && text.contains("last figures"),
+        "{text}"
+    );
 }

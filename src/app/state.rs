@@ -347,7 +347,10 @@ mod tests {
     fn frame(pids: &[(u32, f64)]) -> Frame {
         Frame {
             interval_s: 1.0,
-            runnable: crate::model::frame::Runnable { true_avg: Some(1.0), ..Default::default() },
+            runnable: crate::model::frame::Runnable {
+                true_avg: Some(1.0),
+                ..Default::default()
+            },
             procs: pids
                 .iter()
                 .map(|&(pid, cpu)| ProcFrame {

@@ -2,8 +2,8 @@
 
 pub mod bpf_common;
 pub mod collector;
-pub mod filter;
 pub mod contention;
+pub mod filter;
 pub mod irq;
 pub mod kallsyms;
 pub mod proc_scan;

@@ -141,7 +141,11 @@ impl SchedCollector {
                     tgid: t.tgid,
                     oncpu_ns: oncpu,
                     runq_wait_ns: t.runq_wait_ns
-                        + if !running && t.enq_ts != 0 && mono_ns > t.enq_ts && waiting.contains(&tid) {
+                        + if !running
+                            && t.enq_ts != 0
+                            && mono_ns > t.enq_ts
+                            && waiting.contains(&tid)
+                        {
                             mono_ns - t.enq_ts
                         } else {
                             0

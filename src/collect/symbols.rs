@@ -42,7 +42,13 @@ struct ElfSyms {
 
 impl ElfSyms {
     fn load(path: &std::path::Path) -> Option<Self> {
-        let data = std::fs::read(path).ok()?;
+        // Mapped, not read: only the pages holding the symbol tables are touched, so a
+        // 150 MB binary does not become 150 MB of ttop's memory.
+        let f = std::fs::File::open(path).ok()?;
+        // SAFETY: a read-only private mapping that is dropped before `load` returns (the
+        // names are copied out). A file truncated under us could fault; binaries are
+        // replaced by rename, not truncated in place, by every package manager and linker.
+        let data = unsafe { memmap2::Mmap::map(&f) }.ok()?;
         let file = object::File::parse(&*data).ok()?;
         let mut syms: Vec<(u64, u64, String)> = file
             .symbols()

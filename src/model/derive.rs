@@ -435,7 +435,10 @@ mod tests {
         assert!(close(r, 37.4 / 4.0), "{r}");
         assert_eq!(undercount(2.9, 2), None, "less than one thread apart");
         assert_eq!(undercount(3.5, 3), None, "below 1.5x");
-        assert!(close(undercount(3.0, 0).unwrap(), 3.0), "a scan that sees nothing");
+        assert!(
+            close(undercount(3.0, 0).unwrap(), 3.0),
+            "a scan that sees nothing"
+        );
     }
 
     #[test]
@@ -448,7 +451,10 @@ mod tests {
         // The CPU the scan misses: true - scan plus the ghosts' share.
         assert!(close(t.scan_miss, (310.0 - 140.0) + 165.0));
         let g = &f.ghost_groups[0];
-        assert_eq!((g.pid, g.name.as_str(), g.count), (4242, "DeltaMerge-*", 3000));
+        assert_eq!(
+            (g.pid, g.name.as_str(), g.count),
+            (4242, "DeltaMerge-*", 3000)
+        );
     }
 
     #[test]
@@ -470,15 +476,33 @@ mod tests {
     #[test]
     fn counters_that_go_backwards_restart_from_zero() {
         assert_eq!(delta(10, 15), 5);
-        assert_eq!(delta(u64::MAX - 1, 3), 3, "a reset (or wrap) counts from zero");
+        assert_eq!(
+            delta(u64::MAX - 1, 3),
+            3,
+            "a reset (or wrap) counts from zero"
+        );
         let sys = system();
         let mut a = incident(5, true);
         let b = incident(6, true);
         // The BPF side was restarted between the samples: its counters are smaller.
         a.bpf = Some(BpfSample {
-            cpus: vec![BpfCpu { cpu: 0, switches: u64::MAX / 2, runq_area_ns: u128::MAX / 2, ..Default::default() }],
-            threads: vec![BpfThread { tid: 4242, tgid: 4242, oncpu_ns: u64::MAX / 2, ..Default::default() }],
-            procs: vec![BpfProc { tgid: 4242, created: u64::MAX / 2, ..Default::default() }],
+            cpus: vec![BpfCpu {
+                cpu: 0,
+                switches: u64::MAX / 2,
+                runq_area_ns: u128::MAX / 2,
+                ..Default::default()
+            }],
+            threads: vec![BpfThread {
+                tid: 4242,
+                tgid: 4242,
+                oncpu_ns: u64::MAX / 2,
+                ..Default::default()
+            }],
+            procs: vec![BpfProc {
+                tgid: 4242,
+                created: u64::MAX / 2,
+                ..Default::default()
+            }],
             ..Default::default()
         });
         let f = derive(&sys, Some(&a), &b);
@@ -496,7 +520,10 @@ mod tests {
         let p: &mut ProcScan = b.procs.iter_mut().find(|p| p.pid == 1817).unwrap();
         p.starttime += 1; // a new process with the same PID
         let f = derive(&sys, Some(&a), &b);
-        assert_eq!(f.procs.iter().find(|p| p.pid == 1817).unwrap().cpu_pct_scan, 0.0);
+        assert_eq!(
+            f.procs.iter().find(|p| p.pid == 1817).unwrap().cpu_pct_scan,
+            0.0
+        );
     }
 
     #[test]
@@ -504,7 +531,11 @@ mod tests {
         let f = derive(&system(), Some(&incident(1, false)), &incident(2, false));
         assert_eq!(f.mode, "procfs");
         assert_eq!(f.runnable.true_avg, None);
-        assert!(f.procs.iter().all(|p| p.cpu_pct_true.is_none() && p.ghost_threads.is_none()));
+        assert!(
+            f.procs
+                .iter()
+                .all(|p| p.cpu_pct_true.is_none() && p.ghost_threads.is_none())
+        );
         assert!(!f.problems.is_empty());
     }
 

@@ -243,10 +243,30 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
             drops: Drops::default(),
             runq_peak: 52,
             ghost_names: vec![
-                GhostName { tgid: 4242, comm: "DeltaMerge-3".into(), count: 2900 * secs, oncpu_ns: 1_500_000_000 * secs },
-                GhostName { tgid: 4242, comm: "DeltaMerge-12".into(), count: 100 * secs, oncpu_ns: 100_000_000 * secs },
-                GhostName { tgid: 4242, comm: "tiflash".into(), count: 50 * secs, oncpu_ns: 50_000_000 * secs },
-                GhostName { tgid: 5150, comm: "sh".into(), count: secs, oncpu_ns: 40_000_000 * secs },
+                GhostName {
+                    tgid: 4242,
+                    comm: "DeltaMerge-3".into(),
+                    count: 2900 * secs,
+                    oncpu_ns: 1_500_000_000 * secs,
+                },
+                GhostName {
+                    tgid: 4242,
+                    comm: "DeltaMerge-12".into(),
+                    count: 100 * secs,
+                    oncpu_ns: 100_000_000 * secs,
+                },
+                GhostName {
+                    tgid: 4242,
+                    comm: "tiflash".into(),
+                    count: 50 * secs,
+                    oncpu_ns: 50_000_000 * secs,
+                },
+                GhostName {
+                    tgid: 5150,
+                    comm: "sh".into(),
+                    count: secs,
+                    oncpu_ns: 40_000_000 * secs,
+                },
             ],
             ..Default::default()
         }

@@ -39,7 +39,12 @@ pub fn pattern(name: &str) -> String {
 
 fn names(s: Option<&Sample>) -> BTreeMap<(u32, &str), &GhostName> {
     s.and_then(|s| s.bpf.as_ref())
-        .map(|b| b.ghost_names.iter().map(|g| ((g.tgid, g.comm.as_str()), g)).collect())
+        .map(|b| {
+            b.ghost_names
+                .iter()
+                .map(|g| ((g.tgid, g.comm.as_str()), g))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -56,7 +61,13 @@ pub fn ghost_groups(prev: Option<&Sample>, cur: &Sample) -> Vec<GhostGroup> {
         }
         let ns = delta(p.map_or(0, |p| p.oncpu_ns), g.oncpu_ns);
         let name = pattern(comm);
-        let e = groups.entry((tgid, name.clone())).or_insert_with(|| GhostGroup { pid: tgid, name, ..Default::default() });
+        let e = groups
+            .entry((tgid, name.clone()))
+            .or_insert_with(|| GhostGroup {
+                pid: tgid,
+                name,
+                ..Default::default()
+            });
         e.count += count;
         e.cpu_ms += ns as f64 / 1e6;
     }
@@ -75,7 +86,12 @@ mod tests {
             bpf: Some(BpfSample {
                 ghost_names: names
                     .iter()
-                    .map(|&(tgid, comm, count, oncpu_ns)| GhostName { tgid, comm: comm.into(), count, oncpu_ns })
+                    .map(|&(tgid, comm, count, oncpu_ns)| GhostName {
+                        tgid,
+                        comm: comm.into(),
+                        count,
+                        oncpu_ns,
+                    })
                     .collect(),
                 ..Default::default()
             }),
@@ -93,10 +109,17 @@ mod tests {
     #[test]
     fn groups_by_pattern_and_interval() {
         let prev = sample(&[(7, "worker-1", 10, 1_000_000)]);
-        let cur = sample(&[(7, "worker-1", 15, 3_000_000), (7, "worker-2", 4, 1_000_000), (8, "sh", 1, 0)]);
+        let cur = sample(&[
+            (7, "worker-1", 15, 3_000_000),
+            (7, "worker-2", 4, 1_000_000),
+            (8, "sh", 1, 0),
+        ]);
         let g = ghost_groups(Some(&prev), &cur);
         assert_eq!(g.len(), 2);
-        assert_eq!((g[0].pid, g[0].name.as_str(), g[0].count), (7, "worker-*", 9));
+        assert_eq!(
+            (g[0].pid, g[0].name.as_str(), g[0].count),
+            (7, "worker-*", 9)
+        );
         assert!((g[0].cpu_ms - 3.0).abs() < 1e-9);
         assert_eq!((g[1].pid, g[1].count), (8, 1));
         assert!(ghost_groups(None, &cur).is_empty());

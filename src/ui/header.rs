@@ -42,7 +42,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         }
     }
     if let Some(filter) = &fr.filter {
-        spans.push(Span::styled(format!(" watching {} ", fmt::inert(filter)), th.warn));
+        spans.push(Span::styled(
+            format!(" watching {} ", fmt::inert(filter)),
+            th.warn,
+        ));
     }
     if let Some(rec) = &app.recording {
         spans.push(Span::styled(format!(" {} ", fmt::inert(rec)), th.alert));

@@ -45,7 +45,10 @@ const COLS: &[Col] = &[
         sort: Some(ProcSort::Comm),
         value: |p, _| fmt::inert(&p.comm),
     },
-    Col { title: "S", width: 1, min_screen: 56,
+    Col {
+        title: "S",
+        width: 1,
+        min_screen: 56,
         sort: None,
         value: |p, _| p.state.to_string(),
     },
@@ -194,10 +197,21 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         .collect();
     // Watched processes that exited: their last figures, and when.
     let room = body_h.saturating_sub(rows.len());
-    for (pid, (t, last)) in app.exited.iter().filter(|(pid, _)| !pids.contains(pid)).take(room) {
-        let mut cells: Vec<Cell> = cols.iter().map(|c| Cell::from((c.value)(last, secs))).collect();
+    for (pid, (t, last)) in app
+        .exited
+        .iter()
+        .filter(|(pid, _)| !pids.contains(pid))
+        .take(room)
+    {
+        let mut cells: Vec<Cell> = cols
+            .iter()
+            .map(|c| Cell::from((c.value)(last, secs)))
+            .collect();
         cells[2] = Cell::from("X");
-        let note = format!("exited {} UTC; last figures shown (pid {pid})", fmt::clock(*t));
+        let note = format!(
+            "exited {} UTC; last figures shown (pid {pid})",
+            fmt::clock(*t)
+        );
         if show_cmd {
             cells.push(Cell::from(note));
         } else if let Some(c) = cells.get_mut(1) {
@@ -214,7 +228,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     } else {
         format!("{} of {}", rows_all.len(), fr.procs.len())
     };
-    let title = format!(" Processes {shown}  sorted by {} {arrow} ", app.proc_sort.name());
+    let title = format!(
+        " Processes {shown}  sorted by {} {arrow} ",
+        app.proc_sort.name()
+    );
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title, th.title));

@@ -27,7 +27,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     f.render_widget(block, area);
     let r = &fr.runnable;
     let mut lines = Vec::new();
-    let what = if fr.filter.is_some() { "  watched processes, eBPF" } else { "  eBPF, time-weighted" };
+    let what = if fr.filter.is_some() {
+        "  watched processes, eBPF"
+    } else {
+        "  eBPF, time-weighted"
+    };
     match r.true_avg {
         Some(avg) => lines.push(Line::from(vec![
             Span::styled("true ", th.truth),
@@ -37,25 +41,39 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             )),
             Span::styled(what, th.dim),
         ])),
-        None => lines.push(Line::from(Span::styled("true  needs eBPF (see the banner)", th.dim))),
+        None => lines.push(Line::from(Span::styled(
+            "true  needs eBPF (see the banner)",
+            th.dim,
+        ))),
     }
     lines.push(Line::from(vec![
         Span::styled("scan ", th.scan),
         Span::raw(format!(
             " R {:<4} procs_running {:<3} blocked {:<3} load {:.2} {:.2} {:.2}",
-            r.scan_running, r.procs_running, r.procs_blocked, r.loadavg[0], r.loadavg[1], r.loadavg[2]
+            r.scan_running,
+            r.procs_running,
+            r.procs_blocked,
+            r.loadavg[0],
+            r.loadavg[1],
+            r.loadavg[2]
         )),
     ]));
     match (r.undercount, r.true_avg) {
         (Some(ratio), Some(avg)) => {
             let text = if area.width < 60 {
-                format!("▲ scan {} vs true {avg:.1}: {ratio:.1}x under", r.scan_running)
+                format!(
+                    "▲ scan {} vs true {avg:.1}: {ratio:.1}x under",
+                    r.scan_running
+                )
             } else {
                 format!("▲ {}", undercount_text(avg, r.scan_running, ratio))
             };
             lines.push(Line::from(Span::styled(text, th.alert)));
         }
-        (None, Some(_)) => lines.push(Line::from(Span::styled("scan and truth agree this interval", th.dim))),
+        (None, Some(_)) => lines.push(Line::from(Span::styled(
+            "scan and truth agree this interval",
+            th.dim,
+        ))),
         _ => {}
     }
     let show_chart = inner.width >= 100 && !app.history.is_empty();

@@ -1,16 +1,16 @@
 //! Thread view (Enter on a process): its threads as the scan saw them beside their eBPF
 //! figures, and the threads no scan saw, grouped by name.
 
+use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
-use ratatui::Frame as TermFrame;
 
 use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
-use crate::model::frame::ThreadFrame;
 use crate::model::Frame;
+use crate::model::frame::ThreadFrame;
 
 /// The line for one group of ghost threads.
 pub fn ghost_line(count: u64, name: &str, cpu_ms: f64, secs: f64) -> String {
@@ -32,17 +32,26 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
     let mut threads: Vec<&ThreadFrame> = fr.threads.iter().filter(|t| t.pid == pid).collect();
     threads.sort_by(|a, b| {
         let k = |t: &ThreadFrame| t.cpu_pct_true.unwrap_or(t.cpu_pct_scan);
-        k(b).partial_cmp(&k(a)).unwrap_or(std::cmp::Ordering::Equal).then(a.tid.cmp(&b.tid))
+        k(b).partial_cmp(&k(a))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.tid.cmp(&b.tid))
     });
     let churn = proc.map_or(String::new(), |p| {
         format!(
             "  created {}/s  exited {}/s",
-            p.threads_created.map_or("-".into(), |v| fmt::num(v as f64 / secs, 6)),
-            p.threads_exited.map_or("-".into(), |v| fmt::num(v as f64 / secs, 6)),
+            p.threads_created
+                .map_or("-".into(), |v| fmt::num(v as f64 / secs, 6)),
+            p.threads_exited
+                .map_or("-".into(), |v| fmt::num(v as f64 / secs, 6)),
         )
     });
-    let title = format!(" Threads of {pid} ({comm}): {} seen{churn}  Esc back ", threads.len());
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(title, th.title));
+    let title = format!(
+        " Threads of {pid} ({comm}): {} seen{churn}  Esc back ",
+        threads.len()
+    );
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(title, th.title));
     let inner = block.inner(area);
     f.render_widget(block, area);
 
@@ -51,14 +60,20 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         .iter()
         .filter(|g| g.pid == pid)
         .take(3)
-        .map(|g| Line::from(Span::styled(ghost_line(g.count, &g.name, g.cpu_ms, secs), th.warn)))
+        .map(|g| {
+            Line::from(Span::styled(
+                ghost_line(g.count, &g.name, g.cpu_ms, secs),
+                th.warn,
+            ))
+        })
         .collect();
     let gh = (ghosts.len() as u16).min(inner.height.saturating_sub(2));
     let [ghost_area, table_area] =
         Layout::vertical([Constraint::Length(gh), Constraint::Min(0)]).areas(inner);
     f.render_widget(Paragraph::new(ghosts), ghost_area);
 
-    let header = Row::new(["TID", "NAME", "S", "SCAN%", "TRUE%", "RQWAIT"].map(Cell::from)).style(th.title);
+    let header =
+        Row::new(["TID", "NAME", "S", "SCAN%", "TRUE%", "RQWAIT"].map(Cell::from)).style(th.title);
     let rows: Vec<Row> = threads
         .iter()
         .take(table_area.height.saturating_sub(1) as usize)
@@ -69,7 +84,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
                 Cell::from(t.state.to_string()),
                 Cell::from(fmt::pct(t.cpu_pct_scan)),
                 Cell::from(t.cpu_pct_true.map_or("-".into(), fmt::pct)),
-                Cell::from(t.runq_wait_ms.map_or("-".into(), |v| format!("{}ms", fmt::num(v / secs, 5)))),
+                Cell::from(
+                    t.runq_wait_ms
+                        .map_or("-".into(), |v| format!("{}ms", fmt::num(v / secs, 5))),
+                ),
             ])
         })
         .collect();
@@ -82,5 +100,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         Constraint::Length(8),
     ];
     let _ = app;
-    f.render_widget(Table::new(rows, widths).header(header).column_spacing(1), table_area);
+    f.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        table_area,
+    );
 }
