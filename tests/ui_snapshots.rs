@@ -161,8 +161,26 @@ fn thread_view_80x24() {
 #[test]
 fn thread_view_160x50() {
     let mut app = incident_app(true, 3);
+    // Per-thread figures from the latency and futex collectors.
+    let f = app.frame.as_mut().unwrap();
+    f.latency = Some(ttop::model::latency::LatencyFrame {
+        threads: vec![ttop::model::latency::LatThreadRow {
+            tid: 4242,
+            pid: 4242,
+            max_us: 1830.0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    f.contention.futex_threads = vec![ttop::model::contention_frame::FutexThreadFrame {
+        tid: 4242,
+        pid: 4242,
+        total_wait_ms: 412.0,
+        ..Default::default()
+    }];
     app.handle(Action::Open);
     let (text, _) = screen(&app, 160, 50);
+    assert!(text.contains("1830us") && text.contains("412ms"), "{text}");
     snap!("threads_160x50", text);
 }
 

@@ -13,12 +13,11 @@ use crate::model::Frame;
 use crate::model::frame::ThreadFrame;
 
 /// The line for one group of ghost threads.
-pub fn ghost_line(count: u64, name: &str, cpu_ms: f64, secs: f64) -> String {
+pub fn ghost_line(count: u64, name: &str, cpu_ms: f64) -> String {
     format!(
-        "{count} short-lived threads named {} lived and died between scans ({:.0} ms CPU, {}/s)",
+        "{count} short-lived threads named {}: never seen by a scan, {:.0} ms CPU",
         fmt::inert(name),
         cpu_ms,
-        fmt::num(count as f64 / secs, 6)
     )
 }
 
@@ -62,7 +61,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         .take(3)
         .map(|g| {
             Line::from(Span::styled(
-                ghost_line(g.count, &g.name, g.cpu_ms, secs),
+                ghost_line(g.count, &g.name, g.cpu_ms),
                 th.warn,
             ))
         })
@@ -72,8 +71,35 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         Layout::vertical([Constraint::Length(gh), Constraint::Min(0)]).areas(inner);
     f.render_widget(Paragraph::new(ghosts), ghost_area);
 
-    let header =
-        Row::new(["TID", "NAME", "S", "SCAN%", "TRUE%", "RQWAIT"].map(Cell::from)).style(th.title);
+    // Per-thread figures from the latency and futex collectors, when present.
+    let lat: std::collections::HashMap<u32, f64> = fr
+        .latency
+        .iter()
+        .flat_map(|l| l.threads.iter())
+        .filter(|r| r.pid == pid)
+        .map(|r| (r.tid, r.max_us))
+        .collect();
+    let fut: std::collections::HashMap<u32, f64> = fr
+        .contention
+        .futex_threads
+        .iter()
+        .filter(|r| r.pid == pid)
+        .map(|r| (r.tid, r.total_wait_ms))
+        .collect();
+    let header = Row::new(
+        [
+            "TID",
+            "NAME",
+            "S",
+            "SCAN%",
+            "TRUE%",
+            "RQWAIT",
+            "LATmax",
+            "FUTEXwait",
+        ]
+        .map(Cell::from),
+    )
+    .style(th.title);
     let rows: Vec<Row> = threads
         .iter()
         .take(table_area.height.saturating_sub(1) as usize)
@@ -88,6 +114,14 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
                     t.runq_wait_ms
                         .map_or("-".into(), |v| format!("{}ms", fmt::num(v / secs, 5))),
                 ),
+                Cell::from(
+                    lat.get(&t.tid)
+                        .map_or("-".into(), |v| format!("{}us", fmt::num(*v, 6))),
+                ),
+                Cell::from(
+                    fut.get(&t.tid)
+                        .map_or("-".into(), |v| format!("{}ms", fmt::num(*v, 6))),
+                ),
             ])
         })
         .collect();
@@ -98,6 +132,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         Constraint::Length(6),
         Constraint::Length(6),
         Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(9),
     ];
     let _ = app;
     f.render_widget(
