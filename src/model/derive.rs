@@ -291,6 +291,9 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     super::contention_frame::derive_into(&mut frame, prev, cur);
     super::irq::derive_into(&mut frame, prev, cur);
     super::latency::derive_into(&mut frame, prev, cur);
+    if let Some(f) = &cur.filter {
+        super::scope::scope_to_filter(&mut frame, &f.matched);
+    }
     frame
 }
 

@@ -9,6 +9,7 @@ pub mod ghosts;
 pub mod irq;
 pub mod latency;
 pub mod sample;
+pub mod scope;
 
 pub use derive::derive;
 pub use frame::Frame;
