@@ -1,0 +1,136 @@
+//! Unit tests for contention_frame: derivation of the per-interval contention tables.
+
+use super::*;
+use crate::model::contention::fixture;
+use crate::model::{derive, fixtures};
+
+fn frame(secs: u64) -> super::super::Frame {
+    let sys = fixtures::system();
+    let mut prev = fixtures::incident(secs - 1, true);
+    prev.contention = Some(fixture(secs - 1));
+    let mut cur = fixtures::incident(secs, true);
+    cur.contention = Some(fixture(secs));
+    derive(&sys, Some(&prev), &cur)
+}
+
+#[test]
+fn futex_rows_are_per_interval_and_ranked_by_contended() {
+    let f = frame(10);
+    let c = &f.contention;
+    assert_eq!(c.futexes.len(), 4);
+    let top = &c.futexes[0];
+    assert_eq!((top.pid, top.uaddr), (912, 0x00c0_0008_0148));
+    let m = c
+        .futexes
+        .iter()
+        .find(|r| r.uaddr == 0x7f3a_2c00_1040)
+        .unwrap();
+    assert_eq!(
+        (m.calls, m.contended, m.eagain, m.wakes),
+        (52_000, 3_876, 36_100, 12_000)
+    );
+    assert!((m.total_wait_ms - 477.0).abs() < 1e-9);
+    assert!((m.avg_wait_us - 477_000.0 / 3_876.0).abs() < 1e-6);
+    assert!((m.max_wait_us - 18_500.0).abs() < 1e-9);
+    assert_eq!(m.comm, "tiflash");
+    assert_eq!(m.kind, "private");
+    let pg = c.futexes.iter().find(|r| r.pid == 1817).unwrap();
+    assert_eq!(pg.kind, "shared");
+}
+
+#[test]
+fn procs_get_futex_rates() {
+    let f = frame(3);
+    let p = f.procs.iter().find(|p| p.pid == 912).unwrap();
+    assert_eq!(p.futex_calls, Some(14_500));
+    assert!((p.futex_wait_ms.unwrap() - 870.0).abs() < 1e-9);
+    let idle = f.procs.iter().find(|p| p.pid == 1).unwrap();
+    assert_eq!(idle.futex_calls, Some(0));
+}
+
+#[test]
+fn locks_group_by_lock_caller_and_type_with_their_waiters() {
+    let f = frame(5);
+    let l = &f.contention.locks;
+    assert_eq!(l[0].kind, "rwsem:W");
+    assert_eq!(l[0].caller, "__vm_munmap+0x7d");
+    assert!(l[0].mmap_lock);
+    assert_eq!(l[0].contended, 2);
+    assert!((l[0].total_wait_ms - 630.0).abs() < 1e-9);
+    assert_eq!(l[0].waiters[0].pid, 4242);
+    assert_eq!(l[0].lock, "0xffff8881573d4578");
+    let kinds: Vec<&str> = l.iter().map(|r| r.kind.as_str()).collect();
+    assert!(kinds.contains(&"spinlock") && kinds.contains(&"mutex") && kinds.contains(&"rwsem:R"));
+}
+
+#[test]
+fn mmap_rows_name_holder_victim_and_waiting_threads() {
+    let f = frame(7);
+    let m = &f.contention.mmap_lock;
+    let r = &m[0];
+    assert_eq!(
+        (r.victim_pid, r.holder_pid, r.waiter_pid),
+        (4242, 31999, 4242)
+    );
+    assert_eq!(r.victim_comm, "tiflash");
+    assert_eq!(r.holder_comm, "secagent");
+    assert_eq!(r.waiters, 3);
+    assert_eq!(r.waits, 32);
+    assert!((r.total_wait_ms - 1040.0).abs() < 1e-9);
+    assert!((r.hold_ms - 640.0).abs() < 1e-9);
+    assert!((r.max_wait_us - 630_000.0).abs() < 1e-9);
+    let own = m.iter().find(|r| r.holder_pid == 4242).unwrap();
+    assert_eq!((own.waiters, own.waits, own.hold_ms), (1, 40, 0.0));
+}
+
+#[test]
+fn first_sample_and_reset_counters() {
+    let sys = fixtures::system();
+    let mut cur = fixtures::incident(4, true);
+    cur.contention = Some(fixture(4));
+    let f = derive(&sys, None, &cur);
+    assert!(f.contention.futexes.is_empty() && f.contention.locks.is_empty());
+    assert_eq!(f.procs[0].futex_calls, Some(0));
+    // An entry that went backwards was deleted and recreated: count from zero.
+    let mut prev = cur.clone();
+    prev.seq = 3;
+    let mut c = cur.clone();
+    c.contention.as_mut().unwrap().futexes[0].calls = 5;
+    c.contention.as_mut().unwrap().futexes[0].contended = 2;
+    c.mono_ns += 1_000_000_000;
+    let f = derive(&sys, Some(&prev), &c);
+    let r = f
+        .contention
+        .futexes
+        .iter()
+        .find(|r| r.uaddr == 0x7f3a_2c00_1040)
+        .unwrap();
+    assert_eq!((r.calls, r.contended), (5, 2));
+    // Entries absent from the previous sample start from zero too.
+    prev.contention.as_mut().unwrap().futexes.clear();
+    let f = derive(&sys, Some(&prev), &cur);
+    assert_eq!(f.contention.futexes.len(), 4);
+}
+
+#[test]
+fn lock_type_names() {
+    assert_eq!(lock_type(1), "spinlock");
+    assert_eq!(lock_type(3), "rwlock:R");
+    assert_eq!(lock_type(2), "rwsem:R");
+    assert_eq!(lock_type(4), "rwsem:W");
+    assert_eq!(lock_type(32), "mutex");
+    assert_eq!(lock_type(33), "mutex:spin");
+    assert_eq!(lock_type(8), "rtmutex");
+    assert_eq!(lock_type(18), "pcpu-sem:R");
+    assert_eq!(lock_type(0), "semaphore");
+    assert_eq!(futex_kind(1 | 2), "shared+pi");
+}
+
+#[test]
+fn old_recordings_without_contention_still_load() {
+    let s = fixtures::incident(2, true);
+    let mut v = serde_json::to_value(&s).unwrap();
+    v.as_object_mut().unwrap().remove("contention");
+    let back: crate::model::Sample = serde_json::from_value(v).unwrap();
+    assert!(back.contention.is_none());
+}
