@@ -4,9 +4,10 @@
  * waits (lock:contention_begin/end) per (lock, kernel stack, process), and mmap_lock
  * waits per (victim process, holder process, waiting thread).
  *
- * Raw tracepoints with CO-RE reads only, so nothing needs tracefs, kprobes or fentry.
- * Each program is attached on its own by user space: a kernel without the lock or
- * mmap_lock tracepoints loses those views, not the futex one.
+ * Raw tracepoints with CO-RE reads only, except the futex syscall tracepoints, which
+ * need tracefs and have a raw_syscalls fallback. Each program is attached on its own
+ * by user space: a kernel without the lock or mmap_lock tracepoints loses those
+ * views, not the futex one.
  *
  * Pairs of events (enter/exit, begin/end, start/acquired/released) are matched through
  * per-thread entries that the next "begin" simply overwrites, so a lost event costs one
@@ -293,21 +294,23 @@ static __always_inline __u32 futex_kind(__u32 cmd, __u32 *flags)
 	return KIND_OTHER;
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
+static __always_inline bool is_futex_nr(long id)
 {
-	struct ttop_futex_call c = {};
+	return id == NR_FUTEX || id == NR_FUTEX_WAITV || id == NR_FUTEX_WAIT ||
+	       id == NR_FUTEX_WAKE || id == NR_FUTEX_REQUEUE;
+}
+
+/* The entry of a futex call, whichever hook saw it: a0, a1 and a3 are the syscall's
+ * first, second and fourth arguments. */
+static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3)
+{
+	struct ttop_futex_call c = {}, *old;
 	__u32 tid;
 
-	/* Every syscall on the machine comes through here: filter first. */
-	if (id != NR_FUTEX && id != NR_FUTEX_WAITV && id != NR_FUTEX_WAIT &&
-	    id != NR_FUTEX_WAKE && id != NR_FUTEX_REQUEUE)
-		return 0;
-
 	if (id == NR_FUTEX) {
-		__u32 op = (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs);
+		__u32 op = (__u32)a1;
 
-		c.uaddr = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		c.uaddr = a0;
 		if (!(op & FUTEX_PRIVATE_FLAG))
 			c.flags |= TTOP_FUTEX_SHARED;
 		c.kind = futex_kind(op & FUTEX_CMD_MASK, &c.flags);
@@ -315,9 +318,8 @@ int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
 		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[]:
 		 * account the call to the first word of the vector. */
 		struct { __u64 val; __u64 uaddr; __u32 flags; __u32 rsvd; } w = {};
-		void *vec = (void *)PT_REGS_PARM1_CORE_SYSCALL(regs);
 
-		bpf_probe_read_user(&w, sizeof(w), vec);
+		bpf_probe_read_user(&w, sizeof(w), (void *)a0);
 		c.uaddr = w.uaddr;
 		if (!(w.flags & FUTEX_PRIVATE_FLAG))
 			c.flags |= TTOP_FUTEX_SHARED;
@@ -328,38 +330,36 @@ int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
 			c.flags |= TTOP_FUTEX_FUTEX2;
 			c.kind = KIND_WAKE;
 		}
-	} else {
+	} else if (id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE) {
 		/* futex_wait(uaddr, val, mask, flags, ...), futex_wake(uaddr, mask, nr, flags) */
-		__u32 fl = (__u32)PT_REGS_PARM4_CORE_SYSCALL(regs);
+		__u32 fl = (__u32)a3;
 
-		c.uaddr = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		c.uaddr = a0;
 		c.flags |= TTOP_FUTEX_FUTEX2;
 		if (!(fl & FUTEX_PRIVATE_FLAG))
 			c.flags |= TTOP_FUTEX_SHARED;
 		c.kind = id == NR_FUTEX_WAIT ? KIND_WAIT : KIND_WAKE;
+	} else {
+		return 0;
 	}
 	c.start_ns = bpf_ktime_get_ns();
 	tid = (__u32)bpf_get_current_pid_tgid();
-	/* A stale entry (a lost exit) is simply overwritten. */
-	bpf_map_update_elem(&futex_calls, &tid, &c, BPF_ANY);
+	/* A thread's entry is written only by that thread: once it exists, overwrite it in
+	 * place (a lookup) rather than replace it (an LRU update takes a lock and a node).
+	 * A stale entry (a lost exit) is simply overwritten. */
+	old = bpf_map_lookup_elem(&futex_calls, &tid);
+	if (old)
+		*old = c;
+	else
+		bpf_map_update_elem(&futex_calls, &tid, &c, BPF_ANY);
 	return 0;
 }
 
-static __always_inline long syscall_nr(struct pt_regs *regs)
+/* The exit of a futex call: account it to its word, its thread and its process. */
+static __always_inline int futex_exit(void *ctx, long ret)
 {
-#if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(regs, orig_ax);
-#else
-	return -1; /* unknown layout: fall back to the per-thread lookup */
-#endif
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
-{
-	long id = syscall_nr(regs);
 	__u64 pid_tgid, now, dur;
-	__u32 tid, tgid;
+	__u32 tid, tgid, kind, cflags;
 	struct ttop_futex_call *c;
 	struct ttop_futex_key key = {};
 	struct ttop_futex_stats *s, zs = { .ustack = -1 };
@@ -367,20 +367,22 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 	struct ttop_futex_proc *p, zp = {};
 	bool slept = false, eagain = false;
 
-	if (id >= 0 && id != NR_FUTEX && id != NR_FUTEX_WAITV && id != NR_FUTEX_WAIT &&
-	    id != NR_FUTEX_WAKE && id != NR_FUTEX_REQUEUE)
-		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	tid = (__u32)pid_tgid;
 	tgid = pid_tgid >> 32;
 	c = bpf_map_lookup_elem(&futex_calls, &tid);
-	if (!c)
+	/* start_ns 0: this thread's last call was already accounted. */
+	if (!c || !c->start_ns)
 		return 0;
 	now = bpf_ktime_get_ns();
 	dur = now > c->start_ns ? now - c->start_ns : 0;
 	key.tgid = tgid;
 	key.uaddr = c->uaddr;
-	if (c->kind == KIND_WAIT) {
+	kind = c->kind;
+	cflags = c->flags;
+	/* Consumed: kept for the next call instead of deleted (see futex_enter). */
+	c->start_ns = 0;
+	if (kind == KIND_WAIT) {
 		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept
 		 * until the timeout or a signal. EAGAIN: the word had already changed, it
 		 * never slept. Other errors (EFAULT, EINVAL, EDEADLK, ...) are neither. */
@@ -393,8 +395,8 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 	if (s) {
 		__sync_fetch_and_add(&s->calls, 1);
 		s->last_ns = now;
-		s->flags |= c->flags;
-		if (c->kind == KIND_WAIT) {
+		s->flags |= cflags;
+		if (kind == KIND_WAIT) {
 			__sync_fetch_and_add(&s->waits, 1);
 			if (eagain)
 				__sync_fetch_and_add(&s->eagain, 1);
@@ -415,7 +417,7 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 					}
 				}
 			}
-		} else if (c->kind == KIND_WAKE) {
+		} else if (kind == KIND_WAKE) {
 			__sync_fetch_and_add(&s->wakes, 1);
 			if (ret > 0)
 				__sync_fetch_and_add(&s->woken, ret);
@@ -435,7 +437,7 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 			t->wait_ns += dur;
 			max_gen_into(&t->max_wait_ns, &t->max_gen, dur);
 		}
-		if (c->kind == KIND_WAKE)
+		if (kind == KIND_WAKE)
 			t->wakes++;
 	}
 
@@ -443,7 +445,7 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 	if (p) {
 		__sync_fetch_and_add(&p->calls, 1);
 		p->last_ns = now;
-		if (c->kind == KIND_WAIT)
+		if (kind == KIND_WAIT)
 			__sync_fetch_and_add(&p->waits, 1);
 		if (eagain)
 			__sync_fetch_and_add(&p->eagain, 1);
@@ -451,11 +453,73 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 			__sync_fetch_and_add(&p->contended, 1);
 			__sync_fetch_and_add(&p->wait_ns, dur);
 		}
-		if (c->kind == KIND_WAKE)
+		if (kind == KIND_WAKE)
 			__sync_fetch_and_add(&p->wakes, 1);
 	}
-	bpf_map_delete_elem(&futex_calls, &tid);
 	return 0;
+}
+
+/* Preferred hooks: the futex syscalls' own tracepoints (syscalls:sys_enter_futex, ...,
+ * one program attached to each that exists), which run only for futex calls. They need
+ * tracefs; user space loads either these or the raw_syscalls pair below, never both. */
+struct ttop_sc_enter {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct ttop_sc_exit {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("tracepoint/syscalls/sys_enter_futex")
+int ttop_futex_enter(struct ttop_sc_enter *ctx)
+{
+	long id = ctx->nr;
+	__u64 a3 = id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? ctx->args[3] : 0;
+
+	return futex_enter(id, ctx->args[0], ctx->args[1], a3);
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex")
+int ttop_futex_exit(struct ttop_sc_exit *ctx)
+{
+	return futex_exit(ctx, ctx->ret);
+}
+
+/* Fallback without tracefs: every syscall on the machine comes through these. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
+{
+	/* Filter first. */
+	if (!is_futex_nr(id))
+		return 0;
+	return futex_enter(id, PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
+			   id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ?
+				   PT_REGS_PARM4_CORE_SYSCALL(regs) : 0);
+}
+
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return -1; /* unknown layout: fall back to the per-thread lookup */
+#endif
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = syscall_nr(regs);
+
+	if (id >= 0 && !is_futex_nr(id))
+		return 0;
+	return futex_exit(ctx, ret);
 }
 
 /* ---------------------------------------------------------------- mmap_lock helpers */

@@ -1,5 +1,6 @@
 //! The contention collector: loads bpf/contention.bpf.c, attaches each probe on its own
-//! (futex: raw_syscalls sys_enter/sys_exit; kernel locks: lock:contention_begin/end;
+//! (futex: the futex syscalls' tracepoints, or raw_syscalls sys_enter/sys_exit without
+//! tracefs; kernel locks: lock:contention_begin/end;
 //! mmap_lock: mmap_lock:start_locking/acquire_returned/released) and reads the maps
 //! once per tick. A kernel that lacks a group loses that group, with a reason in
 //! `problems`, and the rest works.
@@ -8,10 +9,11 @@ use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, TracepointCategory};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
 use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
+use super::tracefs;
 use crate::model::contention::{
     ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample, LockSample,
     MmapSample,
@@ -39,6 +41,33 @@ pub struct ContentionCollector {
     last_read_ns: u64,
     /// Cumulative contended count per futex word at the previous read (to pick the top).
     prev_contended: HashMap<(u32, u64), u64>,
+}
+
+/// The futex syscalls with tracepoints of their own (syscalls:sys_enter_NAME and
+/// sys_exit_NAME); each one this kernel has is hooked.
+const FUTEX_SYSCALLS: [&str; 5] = [
+    "futex",
+    "futex_waitv",
+    "futex_wait",
+    "futex_wake",
+    "futex_requeue",
+];
+
+/// The futex syscalls whose enter and exit tracepoints this kernel has (mounting
+/// tracefs if needed), or why the futex probes cannot use them.
+fn futex_tracepoints() -> Result<Vec<&'static str>, String> {
+    let root = tracefs::root()?;
+    let has = |n: &str| {
+        tracefs::has_event(&root, "syscalls", &format!("sys_enter_{n}"))
+            && tracefs::has_event(&root, "syscalls", &format!("sys_exit_{n}"))
+    };
+    if !has("futex") {
+        return Err(
+            "no syscalls:sys_enter_futex tracepoint (kernel built without CONFIG_FTRACE_SYSCALLS)"
+                .into(),
+        );
+    }
+    Ok(FUTEX_SYSCALLS.into_iter().filter(|n| has(n)).collect())
 }
 
 fn lookup_all(map: &libbpf_rs::Map) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -73,61 +102,103 @@ impl ContentionCollector {
     pub fn load() -> Result<Self, String> {
         // Leaked once per process, as in SchedCollector::load.
         let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
-        let open = ContentionSkelBuilder::default()
+        let mut open = ContentionSkelBuilder::default()
             .open(obj)
             .map_err(|e| explain("eBPF contention probes: open", &e))?;
+        let mut problems = Vec::new();
+        // Futex hooks: the futex syscalls' own tracepoints if tracefs can be had, else
+        // raw_syscalls, which every syscall on the machine pays for. Only the pair in
+        // use is loaded.
+        let futex_tps = futex_tracepoints();
+        let tp = futex_tps.is_ok();
+        if let Err(why) = &futex_tps {
+            problems.push(format!(
+                "futex probes run on every syscall (raw_syscalls, ~0.1 us each): {why}"
+            ));
+        }
+        let progs = &mut open.progs;
+        progs.ttop_futex_enter.set_autoload(tp);
+        progs.ttop_futex_exit.set_autoload(tp);
+        progs.ttop_sys_enter.set_autoload(!tp);
+        progs.ttop_sys_exit.set_autoload(!tp);
         let skel = open
             .load()
             .map_err(|e| explain("eBPF contention probes: load", &e))?;
         let mut links = Vec::new();
-        let mut problems = Vec::new();
-        let mut group = |what: &str, progs: &[(&str, &libbpf_rs::ProgramMut<'static>)]| -> bool {
-            let mut ok = true;
+        // Attach a group of probes. A half-attached pair would only leave stale
+        // entries: all or nothing.
+        let mut group = |what: &str, tries: Vec<(String, libbpf_rs::Result<Link>)>| -> bool {
             let mut got = Vec::new();
-            for (name, p) in progs {
-                match p.attach() {
+            for (name, r) in tries {
+                match r {
                     Ok(l) => got.push(l),
                     Err(e) => {
-                        if ok {
-                            problems.push(explain(&format!("{what} off: probe {name}"), &e));
-                        }
-                        ok = false;
+                        problems.push(explain(&format!("{what} off: probe {name}"), &e));
+                        return false;
                     }
                 }
             }
-            // A half-attached pair would only leave stale entries: all or nothing.
-            if ok {
-                links.extend(got);
-            }
-            ok
+            links.extend(got);
+            true
         };
         let p = &skel.progs;
-        let futex_ok = group(
-            "futex view",
-            &[
-                ("raw_syscalls:sys_enter", &p.ttop_sys_enter),
-                ("raw_syscalls:sys_exit", &p.ttop_sys_exit),
-            ],
-        );
+        let futex_ok = match &futex_tps {
+            Ok(names) => {
+                let pair = |n: &str| {
+                    let (enter, exit) = (format!("sys_enter_{n}"), format!("sys_exit_{n}"));
+                    let sys = || TracepointCategory::Syscalls;
+                    vec![
+                        (
+                            format!("syscalls:{exit}"),
+                            p.ttop_futex_exit.attach_tracepoint(sys(), &exit),
+                        ),
+                        (
+                            format!("syscalls:{enter}"),
+                            p.ttop_futex_enter.attach_tracepoint(sys(), &enter),
+                        ),
+                    ]
+                };
+                let ok = group("futex view", pair("futex"));
+                if ok {
+                    for n in names.iter().filter(|n| **n != "futex") {
+                        group(&format!("{n} calls (futex2)"), pair(n));
+                    }
+                }
+                ok
+            }
+            Err(_) => group(
+                "futex view",
+                vec![
+                    ("raw_syscalls:sys_enter".into(), p.ttop_sys_enter.attach()),
+                    ("raw_syscalls:sys_exit".into(), p.ttop_sys_exit.attach()),
+                ],
+            ),
+        };
         let locks_ok = group(
             "kernel lock view",
-            &[
-                ("lock:contention_begin", &p.ttop_contention_begin),
-                ("lock:contention_end", &p.ttop_contention_end),
+            vec![
+                (
+                    "lock:contention_begin".into(),
+                    p.ttop_contention_begin.attach(),
+                ),
+                ("lock:contention_end".into(), p.ttop_contention_end.attach()),
             ],
         );
         let mmap_ok = group(
             "mmap_lock view",
-            &[
+            vec![
                 (
-                    "mmap_lock:mmap_lock_start_locking",
-                    &p.ttop_mmap_start_locking,
+                    "mmap_lock:mmap_lock_start_locking".into(),
+                    p.ttop_mmap_start_locking.attach(),
                 ),
                 (
-                    "mmap_lock:mmap_lock_acquire_returned",
-                    &p.ttop_mmap_acquire_returned,
+                    "mmap_lock:mmap_lock_acquire_returned".into(),
+                    p.ttop_mmap_acquire_returned.attach(),
                 ),
-                ("mmap_lock:mmap_lock_released", &p.ttop_mmap_released),
+                (
+                    "mmap_lock:mmap_lock_released".into(),
+                    p.ttop_mmap_released.attach(),
+                ),
             ],
         );
         if !futex_ok && !locks_ok && !mmap_ok {

@@ -9,5 +9,6 @@ pub mod kallsyms;
 pub mod proc_scan;
 pub mod sched;
 pub mod symbols;
+pub mod tracefs;
 
 pub use collector::{Collector, Config};
