@@ -349,11 +349,17 @@ impl ContentionCollector {
                 stale.push(k);
                 continue;
             }
-            let ips = stack_ips(&maps.kstacks, key.kstack);
-            let (caller, _) = if ips.is_empty() {
-                (String::from("?"), Vec::new())
-            } else {
-                self.syms.kernel_stack(key.kstack, &ips)
+            // A stack id always names the same stack: read and name it once.
+            let caller = match self.syms.kernel_cached(key.kstack) {
+                Some(c) => c.to_string(),
+                None => {
+                    let ips = stack_ips(&maps.kstacks, key.kstack);
+                    if ips.is_empty() {
+                        String::from("?")
+                    } else {
+                        self.syms.kernel_caller(key.kstack, &ips)
+                    }
+                }
             };
             out.locks.push(LockSample {
                 lock: key.lock,
@@ -442,12 +448,16 @@ impl ContentionCollector {
         let mut new_budget = MAX_NEW_PER_TICK;
         for &(_, i, id) in ranked.iter().take(TOP_STACKS) {
             let pid = futexes[i].tgid;
-            if !self.syms.has_user(pid, id) {
-                if new_budget == 0 {
-                    continue;
-                }
-                new_budget -= 1;
+            // Named before: neither the stack map nor /proc is read again.
+            if let Some((caller, frames)) = self.syms.user_cached(pid, id) {
+                futexes[i].caller = caller.to_string();
+                futexes[i].stack = frames.to_vec();
+                continue;
             }
+            if new_budget == 0 {
+                continue;
+            }
+            new_budget -= 1;
             let ips = stack_ips(&self.skel.maps.ustacks, id);
             if ips.is_empty() {
                 continue;
@@ -456,13 +466,23 @@ impl ContentionCollector {
             futexes[i].caller = caller;
             futexes[i].stack = frames;
         }
-        self.prev_contended = futexes
-            .iter()
-            .map(|f| ((f.tgid, f.uaddr), f.contended))
-            .collect();
+        // Reuse the table's allocation: it holds every futex word, every tick.
+        self.prev_contended.clear();
+        self.prev_contended
+            .extend(futexes.iter().map(|f| ((f.tgid, f.uaddr), f.contended)));
         if self.prev_contended.len() < 4096 {
-            let live: std::collections::HashSet<u32> = futexes.iter().map(|f| f.tgid).collect();
-            self.syms.retain_pids(|p| live.contains(&p));
+            // Only the few processes with something cached need a liveness check.
+            let cached = self.syms.pids();
+            if !cached.is_empty() {
+                let mut live = vec![false; cached.len()];
+                for f in futexes.iter() {
+                    if let Ok(j) = cached.binary_search(&f.tgid) {
+                        live[j] = true;
+                    }
+                }
+                self.syms
+                    .retain_pids(|p| cached.binary_search(&p).is_ok_and(|j| live[j]));
+            }
         }
     }
 }

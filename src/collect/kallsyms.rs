@@ -33,6 +33,11 @@ pub fn name_of(addr: u64) -> Option<String> {
     get().and_then(|k| k.name_of(addr)).map(str::to_string)
 }
 
+/// `lookup` on the shared table.
+pub fn lookup(addr: u64) -> Option<(&'static str, u64)> {
+    get().and_then(|k| k.lookup(addr))
+}
+
 impl Kallsyms {
     /// Parse kallsyms text ("ffffffff813424a0 t flush_tlb_func [module]").
     pub fn parse(text: &str) -> Option<Self> {
@@ -60,8 +65,17 @@ impl Kallsyms {
 
     /// The function containing `addr` (the closest symbol at or below it).
     pub fn name_of(&self, addr: u64) -> Option<&str> {
+        self.lookup(addr).map(|(n, _)| n)
+    }
+
+    /// The function containing `addr` and its start address, by binary search: a
+    /// stack frame costs O(log n), not a scan of the ~120k names by string compare.
+    pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
         let i = self.syms.partition_point(|(a, _)| *a <= addr);
-        (i > 0 && addr != 0).then(|| self.syms[i - 1].1.as_str())
+        (i > 0 && addr != 0).then(|| {
+            let (a, n) = &self.syms[i - 1];
+            (n.as_str(), *a)
+        })
     }
 }
 
@@ -81,6 +95,10 @@ mod tests {
         assert_eq!(k.name_of(0xffffffff813424a0), Some("flush_tlb_func"));
         assert_eq!(k.name_of(0xffffffff813424a8), Some("flush_tlb_func"));
         assert_eq!(k.name_of(0x10), None);
+        assert_eq!(
+            k.lookup(0xffffffff81342b28),
+            Some(("native_flush_tlb_multi", 0xffffffff81342b20))
+        );
     }
 
     #[test]

@@ -12,10 +12,9 @@
 //! parsed once per file (a few ms for libc; more for a large static binary).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
 use super::kallsyms;
 
@@ -24,40 +23,85 @@ const MAPS_TTL_NS: u64 = 30_000_000_000;
 /// New user stacks symbolised per tick at most (each may read one maps file).
 pub const MAX_NEW_PER_TICK: usize = 4;
 
+/// Identifies a mapped file whatever path or mount namespace it was reached by (and
+/// tells a replaced binary from the old one): (device, inode) from /proc/PID/maps.
+type FileId = (u64, u64);
+
 #[derive(Debug, Clone)]
 struct Mapping {
     start: u64,
     end: u64,
     offset: u64,
+    file: FileId,
     path: String,
 }
 
-/// Function symbols of one ELF file, by file virtual address.
+/// One function symbol: its address, size, and where its name is (the index in the
+/// symbol table; `DYNAMIC` set for the dynamic table).
+#[derive(Clone, Copy)]
+struct Sym {
+    addr: u64,
+    size: u64,
+    index: u32,
+}
+
+const DYNAMIC: u32 = 1 << 31;
+
+/// Function symbols of one ELF file, by file virtual address. Names are not copied
+/// when the file is loaded (in a Rust binary the string table is most of the symbol
+/// data): a name is read from the file when a stack first needs it, then kept.
 struct ElfSyms {
-    /// (address, size, name) sorted by address.
-    syms: Vec<(u64, u64, String)>,
+    /// Sorted by address (for the largest size at one address, the first seen).
+    syms: Vec<Sym>,
     /// PT_LOAD segments: (file offset, file size, virtual address).
     segments: Vec<(u64, u64, u64)>,
+    /// Names read so far, by position in `syms` (None: unreadable).
+    names: HashMap<usize, Option<Box<str>>>,
+}
+
+/// Map an ELF file read-only.
+fn map_file(path: &std::path::Path) -> Option<memmap2::Mmap> {
+    let f = std::fs::File::open(path).ok()?;
+    // SAFETY: a read-only private mapping, only read while it lives, and dropped
+    // before the symboliser returns (names are copied out). A file truncated under us
+    // could fault; binaries are replaced by rename, not truncated in place, by every
+    // package manager and linker.
+    unsafe { memmap2::Mmap::map(&f) }.ok()
 }
 
 impl ElfSyms {
-    fn load(path: &std::path::Path) -> Option<Self> {
-        // Mapped, not read: only the pages holding the symbol tables are touched, so a
-        // 150 MB binary does not become 150 MB of ttop's memory.
-        let f = std::fs::File::open(path).ok()?;
-        // SAFETY: a read-only private mapping that is dropped before `load` returns (the
-        // names are copied out). A file truncated under us could fault; binaries are
-        // replaced by rename, not truncated in place, by every package manager and linker.
-        let data = unsafe { memmap2::Mmap::map(&f) }.ok()?;
-        let file = object::File::parse(&*data).ok()?;
-        let mut syms: Vec<(u64, u64, String)> = file
-            .symbols()
-            .chain(file.dynamic_symbols())
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-            .collect();
-        syms.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        syms.dedup_by_key(|s| s.0);
+    /// Mapped, not read: only the pages holding the symbol tables are touched, so a
+    /// 150 MB binary does not become 150 MB of ttop's memory.
+    fn load(data: &[u8]) -> Option<Self> {
+        let file = object::File::parse(data).ok()?;
+        let mut syms: Vec<Sym> = Vec::new();
+        for (dynamic, table) in [
+            (0, file.symbol_table()),
+            (DYNAMIC, file.dynamic_symbol_table()),
+        ] {
+            let Some(table) = table else { continue };
+            syms.reserve(table.symbols().size_hint().0);
+            for s in table.symbols() {
+                if s.kind() != SymbolKind::Text || s.address() == 0 {
+                    continue;
+                }
+                let Ok(i) = u32::try_from(s.index().0) else {
+                    continue;
+                };
+                if i & DYNAMIC != 0 {
+                    continue;
+                }
+                syms.push(Sym {
+                    addr: s.address(),
+                    size: s.size(),
+                    index: i | dynamic,
+                });
+            }
+        }
+        // Stable: of equal (address, size), the first seen (static before dynamic) stays.
+        syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
+        syms.dedup_by_key(|s| s.addr);
+        syms.shrink_to_fit();
         let segments = file
             .segments()
             .map(|s| {
@@ -65,7 +109,11 @@ impl ElfSyms {
                 (off, size, s.address())
             })
             .collect();
-        Some(Self { syms, segments })
+        Some(Self {
+            syms,
+            segments,
+            names: HashMap::new(),
+        })
     }
 
     /// File offset -> virtual address of the ELF (through its PT_LOAD segments).
@@ -76,25 +124,60 @@ impl ElfSyms {
             .map(|(o, _, va)| off - o + va)
     }
 
-    fn lookup(&self, vaddr: u64) -> Option<(&str, u64)> {
-        let i = self.syms.partition_point(|s| s.0 <= vaddr);
-        let (a, size, name) = self.syms.get(i.checked_sub(1)?)?;
+    /// The position in `syms` of the function containing `vaddr`, and the offset into
+    /// it (binary search).
+    fn lookup(&self, vaddr: u64) -> Option<(usize, u64)> {
+        let i = self
+            .syms
+            .partition_point(|s| s.addr <= vaddr)
+            .checked_sub(1)?;
+        let s = &self.syms[i];
         // Size 0 (asm functions): accept within 64 KiB of the symbol.
-        let within = if *size > 0 {
-            vaddr < a + size
+        let within = if s.size > 0 {
+            vaddr < s.addr + s.size
         } else {
-            vaddr - a < 0x10000
+            vaddr - s.addr < 0x10000
         };
-        within.then_some((name.as_str(), vaddr - a))
+        within.then_some((i, vaddr - s.addr))
     }
+
+    /// The name of `syms[i]`, read from the file's string table the first time.
+    fn name(&mut self, i: usize, data: impl FnOnce() -> Option<memmap2::Mmap>) -> Option<&str> {
+        let index = self.syms[i].index;
+        self.names
+            .entry(i)
+            .or_insert_with(|| {
+                let data = data()?;
+                let file = object::File::parse(&*data).ok()?;
+                let table = if index & DYNAMIC != 0 {
+                    file.dynamic_symbol_table()?
+                } else {
+                    file.symbol_table()?
+                };
+                let sym = table
+                    .symbol_by_index(object::SymbolIndex((index & !DYNAMIC) as usize))
+                    .ok()?;
+                Some(sym.name().ok()?.into())
+            })
+            .as_deref()
+    }
+}
+
+/// A symbolised user stack: the caller and every frame.
+struct UserStack {
+    caller: String,
+    frames: Vec<String>,
 }
 
 #[derive(Default)]
 pub struct Symbolizer {
+    /// Executable file mappings of a process, sorted by start address, and when read.
     maps: HashMap<u32, (u64, Arc<Vec<Mapping>>)>,
-    elfs: HashMap<PathBuf, Option<Arc<ElfSyms>>>,
-    user: HashMap<(u32, i32), (String, Vec<String>)>,
-    kernel: HashMap<i32, (String, Vec<String>)>,
+    elfs: HashMap<FileId, Option<ElfSyms>>,
+    user: HashMap<(u32, i32), UserStack>,
+    /// The caller of each kernel stack id (stack ids are never reused for another stack:
+    /// the maps are created without BPF_F_REUSE_STACKID).
+    kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,
 }
@@ -194,50 +277,50 @@ impl Symbolizer {
         }
     }
 
-    fn kernel_name(&self, ip: u64) -> String {
-        match kallsyms::name_of(ip) {
-            Some(n) => {
-                let base = kallsyms::addr_of(&n);
-                if base != 0 && ip >= base {
-                    format!("{n}+{:#x}", ip - base)
-                } else {
-                    n
-                }
-            }
+    /// "name+0xoff", or "0xaddr" when the address is unknown.
+    fn kernel_name(sym: Option<(&str, u64)>, ip: u64) -> String {
+        match sym {
+            Some((n, base)) => format!("{n}+{:#x}", ip - base),
             None => format!("{ip:#x}"),
         }
     }
 
-    /// (caller, frames) of a kernel stack: the caller is the first frame that is not
-    /// in the lock text section and not a locking or tracing function.
-    pub fn kernel_stack(&mut self, id: i32, ips: &[u64]) -> (String, Vec<String>) {
+    /// The caller of a kernel stack already named, without reading the stack again.
+    pub fn kernel_cached(&self, id: i32) -> Option<&str> {
+        self.kernel.get(&id).map(String::as_str)
+    }
+
+    /// The caller of a kernel stack: the first frame that is not in the lock text
+    /// section and not a locking or tracing function (else the first frame).
+    pub fn kernel_caller(&mut self, id: i32, ips: &[u64]) -> String {
         if let Some(v) = self.kernel.get(&id) {
             return v.clone();
         }
         self.load_kernel();
-        let mut caller = String::new();
-        let mut frames = Vec::with_capacity(ips.len());
-        for &ip in ips {
-            let name = kallsyms::name_of(ip).unwrap_or_default();
-            let in_lock_text = self.lock_text.is_some_and(|(s, e)| ip >= s && ip < e);
-            let full = self.kernel_name(ip);
-            if caller.is_empty() && !name.is_empty() && !in_lock_text && !is_kernel_lock_fn(&name) {
-                caller = full.clone();
-            }
-            frames.push(full);
-        }
-        if caller.is_empty() {
-            caller = frames.first().cloned().unwrap_or_default();
-        }
-        let v = (caller, frames);
+        let caller = ips
+            .iter()
+            .find_map(|&ip| {
+                let sym = kallsyms::lookup(ip)?;
+                let in_lock_text = self.lock_text.is_some_and(|(s, e)| ip >= s && ip < e);
+                (!in_lock_text && !is_kernel_lock_fn(sym.0))
+                    .then(|| Self::kernel_name(Some(sym), ip))
+            })
+            .or_else(|| {
+                let &ip = ips.first()?;
+                Some(Self::kernel_name(kallsyms::lookup(ip), ip))
+            })
+            .unwrap_or_default();
         if id >= 0 {
-            self.kernel.insert(id, v.clone());
+            self.kernel.insert(id, caller.clone());
         }
-        v
+        caller
     }
 
-    pub fn has_user(&self, pid: u32, id: i32) -> bool {
-        self.user.contains_key(&(pid, id))
+    /// (caller, frames) of a user stack already named, without reading the stack again.
+    pub fn user_cached(&self, pid: u32, id: i32) -> Option<(&str, &[String])> {
+        self.user
+            .get(&(pid, id))
+            .map(|u| (u.caller.as_str(), u.frames.as_slice()))
     }
 
     /// (caller, frames) of a user stack of `pid`: the caller is the first frame outside
@@ -249,15 +332,15 @@ impl Symbolizer {
         ips: &[u64],
         now_ns: u64,
     ) -> (String, Vec<String>) {
-        if let Some(v) = self.user.get(&(pid, id)) {
-            return v.clone();
+        if let Some(u) = self.user.get(&(pid, id)) {
+            return (u.caller.clone(), u.frames.clone());
         }
         let maps = self.maps_of(pid, now_ns);
         let mut caller = String::new();
         let mut frames = Vec::with_capacity(ips.len());
         for &ip in ips {
-            let (name, full) = self.user_name(pid, &maps, ip);
-            if caller.is_empty() && !name.is_empty() && !is_user_lock_fn(&name) {
+            let (is_caller, full) = self.user_name(pid, &maps, ip);
+            if caller.is_empty() && is_caller {
                 caller = full.clone();
             }
             frames.push(full);
@@ -265,8 +348,26 @@ impl Symbolizer {
         if caller.is_empty() {
             caller = frames.first().cloned().unwrap_or_default();
         }
-        let v = (caller, frames);
-        self.user.insert((pid, id), v.clone());
+        self.user.insert(
+            (pid, id),
+            UserStack {
+                caller: caller.clone(),
+                frames: frames.clone(),
+            },
+        );
+        (caller, frames)
+    }
+
+    /// The processes something is cached for, sorted.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .maps
+            .keys()
+            .copied()
+            .chain(self.user.keys().map(|(p, _)| *p))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
         v
     }
 
@@ -283,60 +384,68 @@ impl Symbolizer {
             return m.clone();
         }
         let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-        let maps: Vec<Mapping> = text
-            .lines()
-            .filter_map(|l| {
-                let mut it = l.split_whitespace();
-                let range = it.next()?;
-                let perms = it.next()?;
-                let offset = u64::from_str_radix(it.next()?, 16).ok()?;
-                let _dev = it.next()?;
-                let _ino = it.next()?;
-                let path: String = it.collect::<Vec<_>>().join(" ");
-                if !perms.contains('x') || !path.starts_with('/') {
-                    return None;
-                }
-                let (s, e) = range.split_once('-')?;
-                Some(Mapping {
-                    start: u64::from_str_radix(s, 16).ok()?,
-                    end: u64::from_str_radix(e, 16).ok()?,
-                    offset,
-                    path,
-                })
-            })
-            .collect();
+        let mut maps: Vec<Mapping> = text.lines().filter_map(parse_maps_line).collect();
+        // The kernel lists mappings in address order; sort anyway for the binary search.
+        maps.sort_by_key(|m| m.start);
         let m = Arc::new(maps);
         self.maps.insert(pid, (now_ns, m.clone()));
         m
     }
 
-    fn elf(&mut self, pid: u32, path: &str) -> Option<Arc<ElfSyms>> {
-        // Through the process's root, so binaries inside containers resolve too.
-        let p = PathBuf::from(format!("/proc/{pid}/root{path}"));
-        let key = PathBuf::from(path);
-        if let Some(e) = self.elfs.get(&key) {
-            return e.clone();
-        }
-        let e = ElfSyms::load(&p).map(Arc::new);
-        self.elfs.insert(key, e.clone());
-        e
-    }
-
-    /// (bare symbol name, "symbol+0xoff" or "file+0xoff" or "0xaddr").
-    fn user_name(&mut self, pid: u32, maps: &[Mapping], ip: u64) -> (String, String) {
-        let Some(m) = maps.iter().find(|m| ip >= m.start && ip < m.end) else {
-            return (String::new(), format!("{ip:#x}"));
+    /// (whether this frame can be the caller: named and not a lock wrapper,
+    /// "symbol+0xoff" or "file+0xoff" or "0xaddr").
+    fn user_name(&mut self, pid: u32, maps: &[Mapping], ip: u64) -> (bool, String) {
+        let i = maps.partition_point(|m| m.start <= ip);
+        let Some(m) = i
+            .checked_sub(1)
+            .map(|i| &maps[i])
+            .filter(|m| ip >= m.start && ip < m.end)
+        else {
+            return (false, format!("{ip:#x}"));
         };
         let off = ip - m.start + m.offset;
-        let file = m.path.rsplit('/').next().unwrap_or(&m.path).to_string();
-        let Some(elf) = self.elf(pid, &m.path.clone()) else {
-            return (String::new(), format!("{file}+{off:#x}"));
-        };
-        match elf.vaddr(off).and_then(|va| elf.lookup(va)) {
-            Some((name, d)) => (name.to_string(), format!("{name}+{d:#x}")),
-            None => (String::new(), format!("{file}+{off:#x}")),
-        }
+        let file = m.path.rsplit('/').next().unwrap_or(&m.path);
+        // Through the process's root, so binaries inside containers resolve too.
+        let path = || std::path::PathBuf::from(format!("/proc/{pid}/root{}", m.path));
+        let elf = self
+            .elfs
+            .entry(m.file)
+            .or_insert_with(|| ElfSyms::load(&map_file(&path())?));
+        let found = elf.as_mut().and_then(|elf| {
+            let (i, d) = elf.lookup(elf.vaddr(off)?)?;
+            let name = elf.name(i, || map_file(&path()))?;
+            Some((
+                !name.is_empty() && !is_user_lock_fn(name),
+                format!("{name}+{d:#x}"),
+            ))
+        });
+        found.unwrap_or_else(|| (false, format!("{file}+{off:#x}")))
     }
+}
+
+/// One line of /proc/PID/maps, if it maps an executable file:
+/// "start-end perms offset major:minor inode path".
+fn parse_maps_line(l: &str) -> Option<Mapping> {
+    let mut it = l.split_whitespace();
+    let range = it.next()?;
+    let perms = it.next()?;
+    let offset = u64::from_str_radix(it.next()?, 16).ok()?;
+    let dev = it.next()?;
+    let ino: u64 = it.next()?.parse().ok()?;
+    let path: String = it.collect::<Vec<_>>().join(" ");
+    if !perms.contains('x') || !path.starts_with('/') {
+        return None;
+    }
+    let (maj, min) = dev.split_once(':')?;
+    let dev = (u64::from_str_radix(maj, 16).ok()? << 32) | u64::from_str_radix(min, 16).ok()?;
+    let (s, e) = range.split_once('-')?;
+    Some(Mapping {
+        start: u64::from_str_radix(s, 16).ok()?,
+        end: u64::from_str_radix(e, 16).ok()?,
+        offset,
+        file: (dev, ino),
+        path,
+    })
 }
 
 #[cfg(test)]
@@ -385,5 +494,22 @@ mod tests {
             caller.contains("lock_machinery_is_not_a_caller"),
             "{caller}"
         );
+    }
+
+    /// A libc function (dynamic symbols) and a second stack reuse the cached tables.
+    #[test]
+    fn resolves_libc_and_caches() {
+        let mut s = Symbolizer::default();
+        let own = resolves_own_function as *const () as u64;
+        let ip = libc::getpid as *const () as u64;
+        let (_, frames) = s.user_stack(std::process::id(), 2, &[ip, own + 1], 0);
+        assert!(frames[0].contains("getpid+0x"), "{frames:?}");
+        assert!(
+            frames[1].contains("resolves_own_function") && frames[1].ends_with("+0x1"),
+            "{frames:?}"
+        );
+        assert!(s.user_cached(std::process::id(), 2).is_some());
+        let (_, again) = s.user_stack(std::process::id(), 3, &[own + 1], 0);
+        assert_eq!(again[0], frames[1]);
     }
 }
