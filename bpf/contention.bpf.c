@@ -73,10 +73,13 @@ struct ttop_futex_call {
 	__u32 flags;
 };
 
+/* The call in flight, per thread: task storage (5.12+) is found through the task
+ * itself, without hashing, allocated on a thread's first futex call and freed with
+ * the thread, so nothing is preallocated or evicted. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, TTOP_MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct ttop_futex_call);
 } futex_calls SEC(".maps");
 
@@ -304,8 +307,7 @@ static __always_inline bool is_futex_nr(long id)
  * first, second and fourth arguments. */
 static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3)
 {
-	struct ttop_futex_call c = {}, *old;
-	__u32 tid;
+	struct ttop_futex_call c = {}, *slot;
 
 	if (id == NR_FUTEX) {
 		__u32 op = (__u32)a1;
@@ -342,16 +344,13 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3)
 	} else {
 		return 0;
 	}
-	c.start_ns = bpf_ktime_get_ns();
-	tid = (__u32)bpf_get_current_pid_tgid();
-	/* A thread's entry is written only by that thread: once it exists, overwrite it in
-	 * place (a lookup) rather than replace it (an LRU update takes a lock and a node).
-	 * A stale entry (a lost exit) is simply overwritten. */
-	old = bpf_map_lookup_elem(&futex_calls, &tid);
-	if (old)
-		*old = c;
-	else
-		bpf_map_update_elem(&futex_calls, &tid, &c, BPF_ANY);
+	/* Only a wait's duration is used; anything else only needs to be marked pending. */
+	c.start_ns = c.kind == KIND_WAIT ? bpf_ktime_get_ns() : 1;
+	slot = bpf_task_storage_get(&futex_calls, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* A stale entry (a lost exit) is simply overwritten. */
+	if (slot)
+		*slot = c;
 	return 0;
 }
 
@@ -370,17 +369,17 @@ static __always_inline int futex_exit(void *ctx, long ret)
 	pid_tgid = bpf_get_current_pid_tgid();
 	tid = (__u32)pid_tgid;
 	tgid = pid_tgid >> 32;
-	c = bpf_map_lookup_elem(&futex_calls, &tid);
+	c = bpf_task_storage_get(&futex_calls, bpf_get_current_task_btf(), 0, 0);
 	/* start_ns 0: this thread's last call was already accounted. */
 	if (!c || !c->start_ns)
 		return 0;
 	now = bpf_ktime_get_ns();
-	dur = now > c->start_ns ? now - c->start_ns : 0;
+	dur = c->kind == KIND_WAIT && now > c->start_ns ? now - c->start_ns : 0;
 	key.tgid = tgid;
 	key.uaddr = c->uaddr;
 	kind = c->kind;
 	cflags = c->flags;
-	/* Consumed: kept for the next call instead of deleted (see futex_enter). */
+	/* Consumed: the slot stays with the thread for its next call. */
 	c->start_ns = 0;
 	if (kind == KIND_WAIT) {
 		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept

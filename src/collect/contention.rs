@@ -113,7 +113,7 @@ impl ContentionCollector {
         let tp = futex_tps.is_ok();
         if let Err(why) = &futex_tps {
             problems.push(format!(
-                "futex probes run on every syscall (raw_syscalls, ~0.1 us each): {why}"
+                "futex probes hook every syscall (raw_syscalls, ~0.1 us each): {why}"
             ));
         }
         let progs = &mut open.progs;

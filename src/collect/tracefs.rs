@@ -51,7 +51,7 @@ fn mount_tracefs(at: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "tracefs is not mounted and mounting it at {at} failed ({})",
+            "tracefs is not mounted, and mounting it at {at} failed: {}",
             std::io::Error::last_os_error()
         ))
     }
