@@ -1,6 +1,7 @@
 //! What every eBPF collector shares: libbpf log capture (so libbpf never writes over the
 //! TUI), turning load/attach errors into one actionable sentence, and map read helpers.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
@@ -9,18 +10,29 @@ use libbpf_rs::PrintLevel;
 static LOG: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
 const LOG_LINES: usize = 400;
 
+thread_local! {
+    /// This thread's share of the log: the collectors load side by side on threads of
+    /// their own, and an error is explained from its own object's messages.
+    static THREAD_LOG: RefCell<VecDeque<String>> = const { RefCell::new(VecDeque::new()) };
+}
+
+fn push_lines(log: &mut VecDeque<String>, msg: &str) {
+    for line in msg.lines() {
+        if log.len() == LOG_LINES {
+            log.pop_front();
+        }
+        log.push_back(line.to_string());
+    }
+}
+
 fn capture(level: PrintLevel, msg: String) {
     if matches!(level, PrintLevel::Debug) {
         return;
     }
     if let Ok(mut log) = LOG.lock() {
-        for line in msg.lines() {
-            if log.len() == LOG_LINES {
-                log.pop_front();
-            }
-            log.push_back(line.to_string());
-        }
+        push_lines(&mut log, &msg);
     }
+    THREAD_LOG.with(|l| push_lines(&mut l.borrow_mut(), &msg));
 }
 
 /// Route libbpf's messages into an in-memory log instead of stderr.
@@ -82,7 +94,7 @@ fn has_bpf_caps() -> bool {
 /// One line that says what failed and how to fix it.
 pub fn explain(what: &str, err: &libbpf_rs::Error) -> String {
     let text = err.to_string();
-    let log = libbpf_log();
+    let log: Vec<String> = THREAD_LOG.with(|l| l.borrow().iter().cloned().collect());
     let verifier = log.iter().rev().find(|l| {
         l.contains("invalid")
             || l.contains("unknown func")

@@ -67,6 +67,37 @@ pub fn system_info() -> SystemInfo {
     }
 }
 
+type Loaded<T> = Result<T, String>;
+
+/// Load the three BPF objects at once, one thread each. Each libbpf object parses the
+/// kernel's BTF and is verified on its own, and the IPI probes need /proc/kallsyms
+/// (~0.1 s of kernel time to read, and wanted again for the first tick's kernel stacks),
+/// so one after another they took ~0.3 s; side by side they share the CPUs. Problems
+/// keep the fixed order scheduler, IPI, contention.
+fn load_all() -> (
+    Loaded<SchedCollector>,
+    Loaded<IrqCollector>,
+    Loaded<ContentionCollector>,
+) {
+    let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
+    std::thread::scope(|scope| {
+        // The longest job first: the IPI loader waits for this table.
+        let irq = scope.spawn(|| {
+            let _ = super::kallsyms::get();
+            IrqCollector::load()
+        });
+        let contention = scope.spawn(ContentionCollector::load);
+        let sched = SchedCollector::load();
+        (
+            sched,
+            irq.join().unwrap_or_else(|_| Err(panicked("IPI"))),
+            contention
+                .join()
+                .unwrap_or_else(|_| Err(panicked("contention"))),
+        )
+    })
+}
+
 impl Collector {
     pub fn new(cfg: &Config) -> Self {
         let mut mode = Mode::default();
@@ -81,27 +112,18 @@ impl Collector {
         } else {
             bpf_common::capture_libbpf_log();
             bpf_common::raise_memlock();
-            match SchedCollector::load() {
-                Ok(s) => {
-                    mode.problems.extend(s.problems.iter().cloned());
-                    sched = Some(s);
+            let (s, i, c) = load_all();
+            for r in [
+                s.as_ref().map(|s| &s.problems),
+                i.as_ref().map(|i| &i.problems),
+                c.as_ref().map(|c| &c.problems),
+            ] {
+                match r {
+                    Ok(p) => mode.problems.extend(p.iter().cloned()),
+                    Err(e) => mode.problems.push(e.clone()),
                 }
-                Err(e) => mode.problems.push(e),
             }
-            match IrqCollector::load() {
-                Ok(s) => {
-                    mode.problems.extend(s.problems.iter().cloned());
-                    irq = Some(s);
-                }
-                Err(e) => mode.problems.push(e),
-            }
-            match ContentionCollector::load() {
-                Ok(c) => {
-                    mode.problems.extend(c.problems.iter().cloned());
-                    contention = Some(c);
-                }
-                Err(e) => mode.problems.push(e),
-            }
+            (sched, irq, contention) = (s.ok(), i.ok(), c.ok());
         }
         mode.bpf = sched.is_some();
         Self {
