@@ -13,6 +13,7 @@ use super::contention::{
 };
 use super::derive::delta;
 use super::frame::ProcFrame;
+use super::join::KeyMap;
 use super::sample::ProcScan;
 
 /// Rows kept per table (the screen shows fewer; JSON gets these).
@@ -497,20 +498,17 @@ pub fn derive_contention(
         }
         return ContentionFrame::default();
     }
-    let comms: HashMap<u32, &str> = scan.iter().map(|p| (p.pid, p.comm.as_str())).collect();
-    let comm = |pid: u32| comms.get(&pid).map(|s| s.to_string()).unwrap_or_default();
-    let pp = index(
-        prev.map(|p| p.futex_procs.as_slice()),
-        |f: &FutexProcSample| f.tgid,
-    );
-    let cp = index(Some(cur.futex_procs.as_slice()), |f: &FutexProcSample| {
-        f.tgid
-    });
+    let comms = KeyMap::new(scan.iter().map(|p| (p.pid, p.comm.as_str())));
+    let comm = |pid: u32| comms.get(pid).map(|s| s.to_string()).unwrap_or_default();
+    let by_tgid =
+        |v: &[FutexProcSample]| KeyMap::new(v.iter().map(|f| (f.tgid, (f.calls, f.wait_ns))));
+    let pp = prev.map_or_else(KeyMap::empty, |p| by_tgid(&p.futex_procs));
+    let cp = by_tgid(&cur.futex_procs);
     for row in procs.iter_mut() {
-        let c = cp.get(&row.pid).copied().copied().unwrap_or_default();
-        let p = pp.get(&row.pid).copied().copied().unwrap_or_default();
-        row.futex_calls = Some(delta(p.calls, c.calls));
-        row.futex_wait_ms = Some(ms(delta(p.wait_ns, c.wait_ns)));
+        let c = cp.get(row.pid).copied().unwrap_or_default();
+        let p = pp.get(row.pid).copied().unwrap_or_default();
+        row.futex_calls = Some(delta(p.0, c.0));
+        row.futex_wait_ms = Some(ms(delta(p.1, c.1)));
     }
     ContentionFrame {
         futexes: futex_rows(prev, cur, &comm),

@@ -2,9 +2,10 @@
 //! counters into what the screen shows. Live and replay both call it, so a replay shows
 //! exactly what the live screen showed. Pure: no I/O, no clocks.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable, ThreadFrame};
+use super::join::KeyMap;
 use super::sample::{BpfProc, BpfThread, CpuTimes, ProcScan, Sample, SystemInfo};
 
 /// Difference of a cumulative counter. A counter that went backwards was reset
@@ -67,23 +68,48 @@ struct ProcTotals {
     ghost_oncpu_ns: u64,
 }
 
-fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> HashMap<u32, ProcTotals> {
-    let mut m: HashMap<u32, ProcTotals> = HashMap::with_capacity(procs.len() + 64);
-    for t in threads {
-        let e = m.entry(t.tgid).or_default();
-        e.oncpu_ns += t.oncpu_ns;
-        e.runq_wait_ns += t.runq_wait_ns;
+/// Per-process totals, sorted by tgid. Thread counters of a process add up (in any
+/// order: integer sums); for a tgid listed twice in `procs`, the sums add and the last
+/// entry's counts win, as the hash-map version this replaces did.
+fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> KeyMap<ProcTotals> {
+    let mut live: Vec<(u32, u64, u64)> = threads
+        .iter()
+        .map(|t| (t.tgid, t.oncpu_ns, t.runq_wait_ns))
+        .collect();
+    if !live.is_sorted_by_key(|e| e.0) {
+        live.sort_unstable_by_key(|e| e.0);
     }
-    for p in procs {
-        let e = m.entry(p.tgid).or_default();
-        e.oncpu_ns += p.dead_oncpu_ns;
-        e.runq_wait_ns += p.dead_runq_wait_ns;
-        e.created = p.created;
-        e.exited = p.exited;
-        e.ghosts = p.ghosts;
-        e.ghost_oncpu_ns = p.ghost_oncpu_ns;
+    let mut by_proc: Vec<&BpfProc> = procs.iter().collect();
+    if !by_proc.is_sorted_by_key(|p| p.tgid) {
+        by_proc.sort_by_key(|p| p.tgid); // stable: the last of equal tgids stays last
     }
-    m
+    let mut out: Vec<(u32, ProcTotals)> = Vec::with_capacity(procs.len() + 64);
+    let (mut i, mut j) = (0, 0);
+    while i < live.len() || j < by_proc.len() {
+        let tgid = match (live.get(i), by_proc.get(j)) {
+            (Some(t), Some(p)) => t.0.min(p.tgid),
+            (Some(t), None) => t.0,
+            (None, Some(p)) => p.tgid,
+            (None, None) => break,
+        };
+        let mut e = ProcTotals::default();
+        while let Some(&(_, on, wait)) = live.get(i).filter(|t| t.0 == tgid) {
+            e.oncpu_ns += on;
+            e.runq_wait_ns += wait;
+            i += 1;
+        }
+        while let Some(p) = by_proc.get(j).filter(|p| p.tgid == tgid) {
+            e.oncpu_ns += p.dead_oncpu_ns;
+            e.runq_wait_ns += p.dead_runq_wait_ns;
+            e.created = p.created;
+            e.exited = p.exited;
+            e.ghosts = p.ghosts;
+            e.ghost_oncpu_ns = p.ghost_oncpu_ns;
+            j += 1;
+        }
+        out.push((tgid, e));
+    }
+    KeyMap::new(out)
 }
 
 fn pct_of(ns: u64, interval_ns: u64) -> f64 {
@@ -151,27 +177,26 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // Processes: the scan, joined with BPF per-process totals.
     let sys_proc_threads = cur_bpf.map(|b| proc_totals(&b.threads, &b.procs));
     let prev_proc_threads = prev_bpf.map(|b| proc_totals(&b.threads, &b.procs));
-    let prev_scan: HashMap<u32, &ProcScan> = prev
-        .map(|p| p.procs.iter().map(|p| (p.pid, p)).collect())
-        .unwrap_or_default();
+    let prev_scan: KeyMap<&ProcScan> = prev.map_or_else(KeyMap::empty, |p| {
+        KeyMap::new(p.procs.iter().map(|p| (p.pid, p)))
+    });
     let bpf_tot = |pid: u32| -> Option<(ProcTotals, ProcTotals)> {
         let cur = sys_proc_threads.as_ref()?;
-        let c = cur.get(&pid).copied().unwrap_or_default();
+        let c = cur.get(pid).copied().unwrap_or_default();
         let p = prev_proc_threads
             .as_ref()
-            .and_then(|m| m.get(&pid).copied())
+            .and_then(|m| m.get(pid).copied())
             .unwrap_or_default();
         Some((p, c))
     };
     let page_kb = sys.page_size.max(1) / 1024;
     let mut procs = Vec::with_capacity(cur.procs.len() + 8);
     let mut scan_running = 0u32;
-    let mut seen: HashSet<u32> = HashSet::with_capacity(cur.procs.len());
+    let seen: KeyMap<()> = KeyMap::new(cur.procs.iter().map(|p| (p.pid, ())));
     for p in &cur.procs {
-        seen.insert(p.pid);
         let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
         scan_running += running;
-        let prevp = prev_scan.get(&p.pid).filter(|q| q.starttime == p.starttime);
+        let prevp = prev_scan.get(p.pid).filter(|q| q.starttime == p.starttime);
         let cpu_pct_scan = prevp.map_or(0.0, |q| {
             let ticks = delta(q.utime + q.stime, p.utime + p.stime) as f64;
             100.0 * ticks / tck / interval_s
@@ -196,13 +221,13 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // Processes that lived during the interval but were gone at the scan.
     if let Some(b) = cur_bpf {
         for bp in &b.procs {
-            if seen.contains(&bp.tgid) {
+            if seen.contains(bp.tgid) {
                 continue;
             }
             let Some((pt, ct)) = bpf_tot(bp.tgid) else {
                 continue;
             };
-            let was_scanned = prev_scan.get(&bp.tgid);
+            let was_scanned = prev_scan.get(bp.tgid);
             let active = delta(pt.created, ct.created) + delta(pt.exited, ct.exited) > 0;
             if !active && was_scanned.is_none() {
                 continue;
@@ -344,46 +369,40 @@ fn thread_frames(
     interval_s: f64,
     tck: f64,
 ) -> Vec<ThreadFrame> {
-    let by_tid = |s: &Sample| -> HashMap<u32, BpfThread> {
-        s.bpf
-            .as_ref()
-            .map(|b| b.threads.iter().map(|t| (t.tid, *t)).collect())
-            .unwrap_or_default()
+    let by_tid = |s: &Sample| -> KeyMap<(u64, u64)> {
+        s.bpf.as_ref().map_or_else(KeyMap::empty, |b| {
+            KeyMap::new(
+                b.threads
+                    .iter()
+                    .map(|t| (t.tid, (t.oncpu_ns, t.runq_wait_ns))),
+            )
+        })
     };
     let cur_bt = by_tid(cur);
-    let prev_bt = prev.map(by_tid).unwrap_or_default();
-    let prev_tasks: HashMap<u32, (u64, u64)> = prev
-        .map(|p| {
-            p.procs
+    let prev_bt = prev.map_or_else(KeyMap::empty, by_tid);
+    let prev_tasks: KeyMap<(u64, u64)> = prev.map_or_else(KeyMap::empty, |p| {
+        KeyMap::new(p.procs.iter().flat_map(|q| {
+            q.tasks
                 .iter()
-                .flat_map(|q| {
-                    q.tasks
-                        .iter()
-                        .map(|t| (t.tid, (t.utime + t.stime, q.starttime)))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut out = Vec::new();
+                .map(|t| (t.tid, (t.utime + t.stime, q.starttime)))
+        }))
+    });
+    let mut out = Vec::with_capacity(cur.procs.iter().map(|p| p.tasks.len()).sum());
     for p in &cur.procs {
         for t in &p.tasks {
-            let cpu_pct_scan = match prev_tasks.get(&t.tid) {
+            let cpu_pct_scan = match prev_tasks.get(t.tid) {
                 Some(&(ticks, start)) if start == p.starttime => {
                     100.0 * delta(ticks, t.utime + t.stime) as f64 / tck / interval_s
                 }
                 _ => 0.0,
             };
-            let (cpu_pct_true, runq_wait_ms) = match (cur.bpf.as_ref(), cur_bt.get(&t.tid)) {
+            let (cpu_pct_true, runq_wait_ms) = match (cur.bpf.as_ref(), cur_bt.get(t.tid)) {
                 (Some(_), c) => {
-                    let c = c.copied().unwrap_or_default();
-                    let pv = prev_bt.get(&t.tid).copied().unwrap_or_default();
-                    let on = if prev.is_some() {
-                        delta(pv.oncpu_ns, c.oncpu_ns)
-                    } else {
-                        0
-                    };
+                    let (c_on, c_wait) = c.copied().unwrap_or_default();
+                    let (p_on, p_wait) = prev_bt.get(t.tid).copied().unwrap_or_default();
+                    let on = if prev.is_some() { delta(p_on, c_on) } else { 0 };
                     let w = if prev.is_some() {
-                        c.runq_wait_ns.saturating_sub(pv.runq_wait_ns)
+                        c_wait.saturating_sub(p_wait)
                     } else {
                         0
                     };

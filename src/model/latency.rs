@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::frame::Frame;
+use super::join::KeyMap;
 use super::sample::Sample;
 
 pub const SLOTS: usize = 192;
@@ -218,11 +219,6 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
         })
         .collect();
     let pt: HashMap<u32, &LatStats> = p.threads.iter().map(|s| (s.id, s)).collect();
-    let comm: HashMap<u32, &str> = cur
-        .procs
-        .iter()
-        .flat_map(|p| p.tasks.iter().map(|t| (t.tid, t.comm.as_str())))
-        .collect();
     let mut threads: Vec<LatThreadRow> = c
         .threads
         .iter()
@@ -231,7 +227,7 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             (i.count > 0).then(|| LatThreadRow {
                 tid: s.id,
                 pid: s.tgid,
-                comm: comm.get(&s.id).map_or_else(String::new, |c| c.to_string()),
+                comm: String::new(), // filled in below, for the rows kept
                 count: i.count,
                 avg_us: i.avg_us,
                 p50_us: i.p50_us.unwrap_or(0.0),
@@ -244,6 +240,16 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     threads.sort_by(|a, b| b.max_us.total_cmp(&a.max_us).then(a.tid.cmp(&b.tid)));
     let total = threads.len() as u32;
     threads.truncate(MAX_THREAD_ROWS);
+    if !threads.is_empty() {
+        let comm = KeyMap::new(
+            cur.procs
+                .iter()
+                .flat_map(|p| p.tasks.iter().map(|t| (t.tid, t.comm.as_str()))),
+        );
+        for r in &mut threads {
+            r.comm = comm.get(r.tid).map_or_else(String::new, |c| c.to_string());
+        }
+    }
     frame.latency = Some(LatencyFrame {
         cpus,
         threads,

@@ -7,6 +7,7 @@ pub mod fixtures;
 pub mod frame;
 pub mod ghosts;
 pub mod irq;
+pub mod join;
 pub mod latency;
 pub mod sample;
 pub mod scope;

@@ -1,0 +1,146 @@
+//! Joins by pid or tid without hash tables. `derive` looks up every row of the /proc scan
+//! in several lists (previous scan, BPF threads and processes, futex totals); with 10,000
+//! threads, hash lookups at random addresses were most of a frame's derivation time.
+//! A `KeyMap` is a list sorted by key, searched onward from where the previous lookup
+//! ended: the scan and the collector's lists come in ascending pid/tid order (see
+//! `record::canon`), so lookups walk each list once, front to back. Any other order
+//! still works (a binary search).
+
+use std::cell::Cell;
+
+/// Values by u32 key, sorted. When a key occurs more than once, the last value wins
+/// (as when collecting into a HashMap).
+pub struct KeyMap<V> {
+    entries: Vec<(u32, V)>,
+    /// Where the next lookup is expected to land.
+    cursor: Cell<usize>,
+}
+
+/// How far a lookup steps forward one entry at a time before it searches.
+const LINEAR_STEPS: usize = 8;
+
+impl<V> KeyMap<V> {
+    pub fn new(items: impl IntoIterator<Item = (u32, V)>) -> Self {
+        let mut entries: Vec<(u32, V)> = items.into_iter().collect();
+        if !entries.is_sorted_by_key(|e| e.0) {
+            // Stable: among equal keys the original order stays, so the last is last.
+            entries.sort_by_key(|e| e.0);
+        }
+        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            // Keep the last of equal keys: `dedup_by` passes (later, kept); move the later in.
+            entries.dedup_by(|later, kept| {
+                if later.0 == kept.0 {
+                    std::mem::swap(later, kept);
+                    true
+                } else {
+                    false
+                }
+            });
+        }
+        KeyMap {
+            entries,
+            cursor: Cell::new(0),
+        }
+    }
+
+    /// A map that finds nothing.
+    pub fn empty() -> Self {
+        KeyMap {
+            entries: Vec::new(),
+            cursor: Cell::new(0),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Position of the first entry with a key >= `key`.
+    fn position(&self, key: u32) -> usize {
+        let e = &self.entries;
+        let c = self.cursor.get().min(e.len());
+        if c < e.len() && e[c].0 <= key {
+            let end = (c + LINEAR_STEPS).min(e.len());
+            let mut i = c;
+            while i < end && e[i].0 < key {
+                i += 1;
+            }
+            if i < end || i == e.len() {
+                return i;
+            }
+            end + e[end..].partition_point(|x| x.0 < key)
+        } else {
+            e[..c].partition_point(|x| x.0 < key)
+        }
+    }
+
+    pub fn get(&self, key: u32) -> Option<&V> {
+        let i = self.position(key);
+        match self.entries.get(i) {
+            Some((k, v)) if *k == key => {
+                self.cursor.set(i + 1);
+                Some(v)
+            }
+            _ => {
+                self.cursor.set(i);
+                None
+            }
+        }
+    }
+
+    pub fn contains(&self, key: u32) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = &(u32, V)> {
+        self.entries.iter()
+    }
+
+    /// The sorted entries themselves.
+    pub fn into_entries(self) -> Vec<(u32, V)> {
+        self.entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn finds_like_a_hash_map_in_any_order() {
+        // Keys with gaps, duplicates (the last wins) and an unsorted stretch.
+        let keys: Vec<u32> = vec![5, 3, 9, 3, 100, 7, 50, 51, 52, 53, 60, 61, 200, 9, 1];
+        let items: Vec<(u32, usize)> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let h: HashMap<u32, usize> = items.iter().copied().collect();
+        let m = KeyMap::new(items);
+        assert!(m.iter().zip(m.iter().skip(1)).all(|(a, b)| a.0 < b.0));
+        let queries: Vec<u32> = (0..210)
+            .chain((0..210).rev())
+            .chain([9, 3, 200, 0, 52, 5])
+            .collect();
+        for q in queries {
+            assert_eq!(m.get(q), h.get(&q), "key {q}");
+        }
+    }
+
+    #[test]
+    fn long_forward_jumps_and_empty_maps() {
+        let m = KeyMap::new((0..1000u32).map(|k| (k * 2, k)));
+        assert_eq!(m.get(0), Some(&0));
+        assert_eq!(m.get(1998), Some(&999));
+        assert_eq!(m.get(1999), None);
+        assert_eq!(m.get(2), Some(&1));
+        assert_eq!(m.get(700), Some(&350));
+        assert_eq!(m.get(701), None);
+        assert_eq!(m.get(1500), Some(&750));
+        let e: KeyMap<u32> = KeyMap::empty();
+        assert_eq!(e.get(1), None);
+        assert!(e.is_empty());
+    }
+}
