@@ -97,6 +97,20 @@ fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
         .collect()
 }
 
+impl Drop for ContentionCollector {
+    /// Detaching a syscall tracepoint waits for kernel grace periods (~40 ms each on
+    /// 6.18). The kernel serialises part of it, but dropping the ten futex links side by
+    /// side still cut `ttop probe`'s exit from 0.94 to 0.61 s (raw_syscalls: 0.23 s).
+    fn drop(&mut self) {
+        let links = std::mem::take(&mut self._links);
+        std::thread::scope(|s| {
+            for l in links {
+                s.spawn(move || drop(l));
+            }
+        });
+    }
+}
+
 impl ContentionCollector {
     /// Open, load and attach. Err is a one-line, user-facing reason.
     pub fn load() -> Result<Self, String> {
