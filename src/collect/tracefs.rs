@@ -25,13 +25,17 @@ pub fn root() -> Result<PathBuf, String> {
         return Ok(tracefs.to_path_buf());
     }
     if !tracefs.is_dir() {
-        return Err(format!("{TRACEFS} does not exist (no tracefs in this kernel?)"));
+        return Err(format!(
+            "{TRACEFS} does not exist (no tracefs in this kernel?)"
+        ));
     }
     mount_tracefs(TRACEFS)?;
     if tracefs.join("events").is_dir() {
         Ok(tracefs.to_path_buf())
     } else {
-        Err(format!("tracefs mounted at {TRACEFS} has no events directory"))
+        Err(format!(
+            "tracefs mounted at {TRACEFS} has no events directory"
+        ))
     }
 }
 
