@@ -61,6 +61,8 @@ impl ProcSort {
         !matches!(self, ProcSort::Pid | ProcSort::Comm)
     }
 
+    /// The row comparator the keyed order must match (tests).
+    #[cfg(test)]
     fn cmp(self, a: &ProcFrame, b: &ProcFrame) -> Ordering {
         let f = |x: Option<f64>| x.unwrap_or(-1.0);
         let u = |x: Option<u64>| x.map_or(-1.0, |v| v as f64);
@@ -101,34 +103,129 @@ impl ProcSort {
     }
 }
 
-/// Rows of the process table in display order.
-///
-/// Numeric columns sort (key, pid) pairs copied out of the rows instead of comparing
-/// through the row references (two cache misses per comparison): at 10,000 processes
-/// the sort was the largest single cost of a render, and this takes it from 1.45 ms to
-/// 1.10 ms (median, interleaved A/B on the 2-CPU dev VM). (key, pid) is unique, so an
-/// unstable sort gives the same order as the stable one.
-pub fn sorted_procs(frame: &Frame, key: ProcSort, reverse: bool) -> Vec<&ProcFrame> {
+/// A row and its sort key, copied out of the row: comparing through the row references
+/// costs two cache misses per comparison, and at 10,000 processes the sort was the largest
+/// single cost of a render.
+#[derive(Clone, Copy)]
+struct Keyed<'a> {
+    num: f64,
+    pid: u32,
+    /// Position in `Frame::procs`: rows equal in key and pid keep the frame's order.
+    idx: u32,
+    row: &'a ProcFrame,
+}
+
+/// The display order: by the column (COMM by text, the rest as numbers: integers up to
+/// 2^53 are exact in an f64, and a missing value sorts as -1), then by pid, both in the
+/// column's direction; then by position in the frame (what a stable sort keeps).
+fn comparator(key: ProcSort, reverse: bool) -> impl Fn(&Keyed, &Keyed) -> Ordering {
     let desc = key.descending() != reverse;
-    let order = |o: Ordering| if desc { o.reverse() } else { o };
-    if frame.procs.first().is_some_and(|p| key.number(p).is_some()) {
-        let mut keyed: Vec<(f64, u32, &ProcFrame)> = frame
-            .procs
-            .iter()
-            .map(|p| (key.number(p).unwrap_or(-1.0), p.pid, p))
-            .collect();
-        keyed.sort_unstable_by(|a, b| {
-            order(
-                a.0.partial_cmp(&b.0)
-                    .unwrap_or(Ordering::Equal)
-                    .then(a.1.cmp(&b.1)),
-            )
-        });
-        return keyed.into_iter().map(|k| k.2).collect();
+    move |a: &Keyed, b: &Keyed| {
+        let o = if key == ProcSort::Comm {
+            a.row.comm.cmp(&b.row.comm)
+        } else {
+            a.num.partial_cmp(&b.num).unwrap_or(Ordering::Equal)
+        }
+        .then(a.pid.cmp(&b.pid));
+        if desc { o.reverse() } else { o }.then(a.idx.cmp(&b.idx))
     }
-    let mut rows: Vec<&ProcFrame> = frame.procs.iter().collect();
-    rows.sort_by(|a, b| order(key.cmp(a, b).then_with(|| a.pid.cmp(&b.pid))));
-    rows
+}
+
+/// The rows that pass `keep`, with their keys, and the largest scan miss among them.
+fn keyed<'a>(
+    frame: &'a Frame,
+    key: ProcSort,
+    keep: impl Fn(&ProcFrame) -> bool,
+) -> (Vec<Keyed<'a>>, f64) {
+    let mut worst = 0.0f64;
+    let mut v = Vec::with_capacity(frame.procs.len());
+    for (i, p) in frame.procs.iter().enumerate() {
+        if !keep(p) {
+            continue;
+        }
+        worst = worst.max(p.scan_miss);
+        v.push(Keyed {
+            num: key.number(p).unwrap_or(-1.0),
+            pid: p.pid,
+            idx: i as u32,
+            row: p,
+        });
+    }
+    (v, worst)
+}
+
+/// Rows of the process table in display order.
+pub fn sorted_procs(frame: &Frame, key: ProcSort, reverse: bool) -> Vec<&ProcFrame> {
+    let (mut v, _) = keyed(frame, key, |_| true);
+    v.sort_unstable_by(comparator(key, reverse));
+    v.into_iter().map(|k| k.row).collect()
+}
+
+/// What a process table `height` rows tall shows: the rows around the selection, in
+/// display order, found without sorting every row (a render formats only these).
+pub struct ProcWindow<'a> {
+    /// The rows on screen, in display order.
+    pub rows: Vec<&'a ProcFrame>,
+    /// Display index of `rows[0]`.
+    pub first: usize,
+    /// Display index of the selected row (0 when nothing, or a row not shown, is selected).
+    pub selected: usize,
+    /// Rows in the table (after narrowing).
+    pub total: usize,
+    /// The largest scan miss among all of them.
+    pub worst: f64,
+    all: Vec<Keyed<'a>>,
+}
+
+impl ProcWindow<'_> {
+    /// Whether the table (not only the window) has a row for `pid`.
+    pub fn contains(&self, pid: u32) -> bool {
+        self.all.iter().any(|k| k.pid == pid)
+    }
+}
+
+/// The same rows, in the same order, as `sorted_procs` (narrowed by `keep`) from the
+/// selected row's position on, as the table scrolls: the selection is the last row on
+/// screen once it is past the first screenful. Partial selection instead of a sort.
+pub fn proc_window<'a>(
+    frame: &'a Frame,
+    key: ProcSort,
+    reverse: bool,
+    keep: impl Fn(&ProcFrame) -> bool,
+    selected_pid: Option<u32>,
+    height: usize,
+) -> ProcWindow<'a> {
+    let cmp = comparator(key, reverse);
+    let (mut all, worst) = keyed(frame, key, keep);
+    // The selected row's display index: how many rows sort before it.
+    let selected = selected_pid
+        .and_then(|pid| {
+            all.iter()
+                .filter(|k| k.pid == pid)
+                .map(|c| all.iter().filter(|k| cmp(k, c) == Ordering::Less).count())
+                .min()
+        })
+        .unwrap_or(0);
+    let n = all.len();
+    let first = selected.saturating_sub(height.saturating_sub(1)).min(n);
+    let end = (first + height).min(n);
+    if first > 0 && first < n {
+        all.select_nth_unstable_by(first, &cmp);
+    }
+    let rest = &mut all[first..];
+    let k = end - first;
+    if k > 0 && k < rest.len() {
+        rest.select_nth_unstable_by(k - 1, &cmp);
+    }
+    rest[..k].sort_unstable_by(&cmp);
+    ProcWindow {
+        rows: rest[..k].iter().map(|k| k.row).collect(),
+        first,
+        selected,
+        total: n,
+        worst,
+        all,
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +264,67 @@ mod tests {
                 let got = sorted_procs(&frame, key, reverse);
                 let pids = |v: &[&ProcFrame]| v.iter().map(|p| p.pid).collect::<Vec<_>>();
                 assert_eq!(pids(&got), pids(&want), "{key:?} reverse={reverse}");
+            }
+        }
+    }
+
+    /// The window is the slice of the full order the table shows, for every column,
+    /// selection, height and narrowing, with repeated pids and keys among the rows.
+    #[test]
+    fn window_is_the_slice_of_the_sorted_rows() {
+        let mut procs: Vec<ProcFrame> = (0..120u32)
+            .map(|i| ProcFrame {
+                pid: 500 - (i * 7) % 113,
+                comm: format!("c{}", i % 5),
+                threads_seen: i % 4,
+                cpu_pct_true: (i % 3 > 0).then_some(f64::from(i % 6)),
+                scan_miss: f64::from((i * 5) % 9),
+                rss_kb: u64::from(i % 3),
+                ..Default::default()
+            })
+            .collect();
+        procs.push(procs[10].clone()); // the same pid and key twice
+        let frame = Frame {
+            procs,
+            ..Default::default()
+        };
+        let keep = |p: &ProcFrame| p.pid % 10 != 3;
+        for key in ProcSort::ALL {
+            for reverse in [false, true] {
+                let mut want = sorted_procs(&frame, key, reverse);
+                want.retain(|p| keep(p));
+                let pids: Vec<u32> = want.iter().map(|p| p.pid).collect();
+                let sels = [
+                    None,
+                    Some(pids[0]),
+                    Some(pids[40]),
+                    Some(pids[pids.len() - 1]),
+                ];
+                for sel in sels.into_iter().chain([Some(3), Some(frame.procs[10].pid)]) {
+                    for h in [1, 2, 5, 30, 500] {
+                        let w = proc_window(&frame, key, reverse, keep, sel, h);
+                        let at = sel.and_then(|s| pids.iter().position(|&p| p == s));
+                        let at = at.unwrap_or(0);
+                        let first = at.saturating_sub(h - 1);
+                        let got: Vec<*const ProcFrame> =
+                            w.rows.iter().map(|r| *r as *const _).collect();
+                        let exp: Vec<*const ProcFrame> = want
+                            .iter()
+                            .skip(first)
+                            .take(h)
+                            .map(|r| *r as *const _)
+                            .collect();
+                        let case = format!("{key:?} rev={reverse} sel={sel:?} h={h}");
+                        assert_eq!(got, exp, "{case}");
+                        assert_eq!(
+                            (w.first, w.selected, w.total),
+                            (first, at, want.len()),
+                            "{case}"
+                        );
+                        let worst = want.iter().map(|p| p.scan_miss).fold(0.0, f64::max);
+                        assert_eq!(w.worst, worst);
+                    }
+                }
             }
         }
     }

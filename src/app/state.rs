@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::contention_view::ContentionView;
 use super::keymap::Action;
-use super::sort::{ProcSort, sorted_procs};
+use super::sort::{ProcSort, ProcWindow, proc_window, sorted_procs};
 use crate::collect::collector::Request;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
@@ -183,6 +183,20 @@ impl App {
             rows.retain(|p| matches_text(p, t));
         }
         rows
+    }
+
+    /// What a process table `height` rows tall shows of `f` (see `sort::proc_window`):
+    /// the same rows as `visible_procs` around the selection, without sorting them all.
+    pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
+        let text = self.narrow_text();
+        proc_window(
+            f,
+            self.proc_sort,
+            self.proc_reverse,
+            |p| text.is_none_or(|t| matches_text(p, t)),
+            self.selected_pid,
+            height,
+        )
     }
 
     /// PIDs of the process table in display order.

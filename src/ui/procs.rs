@@ -154,17 +154,14 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if show_cmd {
         header.push(Cell::from(Span::styled("COMMAND", th.title)));
     }
-    let rows_all = app.visible_procs(fr);
-    let pids: Vec<u32> = rows_all.iter().map(|p| p.pid).collect();
-    let sel = app.selected_index(&pids);
     let body_h = area.height.saturating_sub(2) as usize; // title border + header
-    let offset = sel.saturating_sub(body_h.saturating_sub(1));
-    let worst = rows_all.iter().map(|p| p.scan_miss).fold(0.0, f64::max);
-    let mut rows: Vec<Row> = rows_all
+    let win = app.proc_window(fr, body_h);
+    let (sel, worst) = (win.selected, win.worst);
+    let mut rows: Vec<Row> = win
+        .rows
         .iter()
         .enumerate()
-        .skip(offset)
-        .take(body_h)
+        .map(|(i, p)| (win.first + i, p))
         .map(|(i, p)| {
             let mut cells: Vec<Cell> = cols
                 .iter()
@@ -181,7 +178,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 cells.push(Cell::from(fmt::inert(&cmd)));
             }
             let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
-            let style = if i == sel && !pids.is_empty() {
+            let style = if i == sel && win.total > 0 {
                 th.selected
             } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
                 th.alert
@@ -200,7 +197,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     for (pid, (t, last)) in app
         .exited
         .iter()
-        .filter(|(pid, _)| !pids.contains(pid))
+        .filter(|(pid, _)| !win.contains(**pid))
         .take(room)
     {
         let mut cells: Vec<Cell> = cols
@@ -223,10 +220,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if show_cmd {
         widths.push(Constraint::Min(10));
     }
-    let shown = if rows_all.len() == fr.procs.len() {
+    let shown = if win.total == fr.procs.len() {
         format!("{}", fr.procs.len())
     } else {
-        format!("{} of {}", rows_all.len(), fr.procs.len())
+        format!("{} of {}", win.total, fr.procs.len())
     };
     let title = format!(
         " Processes {shown}  sorted by {} {arrow} ",
