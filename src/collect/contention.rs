@@ -12,6 +12,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, TracepointCategory};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::map_read;
 use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
 use super::tracefs;
 use crate::model::contention::{
@@ -68,20 +69,6 @@ fn futex_tracepoints() -> Result<Vec<&'static str>, String> {
         );
     }
     Ok(FUTEX_SYSCALLS.into_iter().filter(|n| has(n)).collect())
-}
-
-fn lookup_all(map: &libbpf_rs::Map) -> Vec<(Vec<u8>, Vec<u8>)> {
-    match map.lookup_batch(4096, MapFlags::ANY, MapFlags::ANY) {
-        Ok(it) => it.collect(),
-        // Kernels without batch ops on this map type: walk the keys.
-        Err(_) => map
-            .keys()
-            .filter_map(|k| {
-                let v = map.lookup(&k, MapFlags::ANY).ok().flatten()?;
-                Some((k, v))
-            })
-            .collect(),
-    }
 }
 
 fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
@@ -284,12 +271,12 @@ impl ContentionCollector {
 
         let mut stale = Vec::new();
         let mut futex_stacks: Vec<(usize, i32)> = Vec::new();
-        for (k, v) in lookup_all(&maps.futexes) {
-            let key: types::ttop_futex_key = from_bytes(&k);
-            let s: types::ttop_futex_stats = from_bytes(&v);
+        map_read::for_each(&maps.futexes, |k, v| {
+            let key: types::ttop_futex_key = from_bytes(k);
+            let s: types::ttop_futex_stats = from_bytes(v);
             if !fresh(s.last_ns) {
-                stale.push(k);
-                continue;
+                stale.push(k.to_vec());
+                return;
             }
             if s.ustack >= 0 {
                 futex_stacks.push((out.futexes.len(), s.ustack));
@@ -310,19 +297,19 @@ impl ContentionCollector {
                 caller: String::new(),
                 stack: Vec::new(),
             });
-        }
+        });
         for k in stale.drain(..) {
             let _ = maps.futexes.delete(&k);
         }
 
-        for (k, v) in lookup_all(&maps.futex_threads) {
-            let t: types::ttop_futex_thread = from_bytes(&v);
+        map_read::for_each(&maps.futex_threads, |k, v| {
+            let t: types::ttop_futex_thread = from_bytes(v);
             if !fresh(t.last_ns) {
-                stale.push(k);
-                continue;
+                stale.push(k.to_vec());
+                return;
             }
             out.futex_threads.push(FutexThreadSample {
-                tid: key_u32(&k),
+                tid: key_u32(k),
                 tgid: t.tgid,
                 calls: t.calls,
                 contended: t.contended,
@@ -331,19 +318,19 @@ impl ContentionCollector {
                 max_wait_ns: max_of(t.max_wait_ns, t.max_gen),
                 wakes: t.wakes,
             });
-        }
+        });
         for k in stale.drain(..) {
             let _ = maps.futex_threads.delete(&k);
         }
 
-        for (k, v) in lookup_all(&maps.futex_procs) {
-            let p: types::ttop_futex_proc = from_bytes(&v);
+        map_read::for_each(&maps.futex_procs, |k, v| {
+            let p: types::ttop_futex_proc = from_bytes(v);
             if !fresh(p.last_ns) {
-                stale.push(k);
-                continue;
+                stale.push(k.to_vec());
+                return;
             }
             out.futex_procs.push(FutexProcSample {
-                tgid: key_u32(&k),
+                tgid: key_u32(k),
                 calls: p.calls,
                 waits: p.waits,
                 contended: p.contended,
@@ -351,17 +338,17 @@ impl ContentionCollector {
                 wait_ns: p.wait_ns,
                 wakes: p.wakes,
             });
-        }
+        });
         for k in stale.drain(..) {
             let _ = maps.futex_procs.delete(&k);
         }
 
-        for (k, v) in lookup_all(&maps.locks) {
-            let key: types::ttop_lock_key = from_bytes(&k);
-            let s: types::ttop_lock_stats = from_bytes(&v);
+        map_read::for_each(&maps.locks, |k, v| {
+            let key: types::ttop_lock_key = from_bytes(k);
+            let s: types::ttop_lock_stats = from_bytes(v);
             if !fresh(s.last_ns) {
-                stale.push(k);
-                continue;
+                stale.push(k.to_vec());
+                return;
             }
             // A stack id always names the same stack: read and name it once.
             let caller = match self.syms.kernel_cached(key.kstack) {
@@ -388,17 +375,17 @@ impl ContentionCollector {
                 caller,
                 stack: Vec::new(),
             });
-        }
+        });
         for k in stale.drain(..) {
             let _ = maps.locks.delete(&k);
         }
 
-        for (k, v) in lookup_all(&maps.mmap_waits) {
-            let key: types::ttop_mmap_key = from_bytes(&k);
-            let s: types::ttop_mmap_stats = from_bytes(&v);
+        map_read::for_each(&maps.mmap_waits, |k, v| {
+            let key: types::ttop_mmap_key = from_bytes(k);
+            let s: types::ttop_mmap_stats = from_bytes(v);
             if !fresh(s.last_ns) {
-                stale.push(k);
-                continue;
+                stale.push(k.to_vec());
+                return;
             }
             out.mmap.push(MmapSample {
                 victim: key.victim,
@@ -413,7 +400,7 @@ impl ContentionCollector {
                 holds: s.holds,
                 comm: c_str(&s.comm.map(|c| c as u8)),
             });
-        }
+        });
         for k in stale.drain(..) {
             let _ = maps.mmap_waits.delete(&k);
         }

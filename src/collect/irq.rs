@@ -10,6 +10,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use super::bpf_common::{explain, from_bytes};
 use super::kallsyms;
+use super::map_read;
 use crate::model::irq::{IpiSender, IrqCpu, IrqSample};
 
 mod skel {
@@ -152,16 +153,11 @@ impl IrqCollector {
             });
         }
         let mut raw = Vec::new();
-        if let Ok(iter) = maps
-            .ipi_src
-            .lookup_batch(4096, MapFlags::ANY, MapFlags::ANY)
-        {
-            for (k, v) in iter {
-                let k: types::ipi_src_key = from_bytes(&k);
-                let s: types::ipi_src_stats = from_bytes(&v);
-                raw.push((k, s));
-            }
-        }
+        map_read::for_each(&maps.ipi_src, |k, v| {
+            let k: types::ipi_src_key = from_bytes(k);
+            let s: types::ipi_src_stats = from_bytes(v);
+            raw.push((k, s));
+        });
         for (k, s) in raw {
             let func = self.name(k.func);
             out.senders.push(IpiSender {

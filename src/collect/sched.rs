@@ -7,6 +7,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::map_read;
 use crate::model::latency::{LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
 
@@ -123,13 +124,10 @@ impl SchedCollector {
                 runq_now: c.runq_last_nr,
             });
         }
-        if let Ok(iter) = maps
-            .threads
-            .lookup_batch(4096, MapFlags::ANY, MapFlags::ANY)
         {
-            for (k, v) in iter {
-                let t: types::thread_stats = from_bytes(&v);
-                let tid = key_u32(&k);
+            map_read::for_each(&maps.threads, |k, v| {
+                let t: types::thread_stats = from_bytes(v);
+                let tid = key_u32(k);
                 let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
                 // Still on a CPU: add the time since it switched in.
                 let running = t.on_cpu != 0 && current.get(t.cpu as usize) == Some(&tid);
@@ -152,13 +150,13 @@ impl SchedCollector {
                         },
                     switches: t.switches,
                 });
-            }
+            });
         }
-        if let Ok(iter) = maps.procs.lookup_batch(4096, MapFlags::ANY, MapFlags::ANY) {
-            for (k, v) in iter {
-                let p: types::proc_stats = from_bytes(&v);
+        {
+            map_read::for_each(&maps.procs, |k, v| {
+                let p: types::proc_stats = from_bytes(v);
                 out.procs.push(BpfProc {
-                    tgid: key_u32(&k),
+                    tgid: key_u32(k),
                     created: p.created,
                     exited: p.exited,
                     ghosts: p.ghosts,
@@ -167,23 +165,20 @@ impl SchedCollector {
                     ghost_oncpu_ns: p.ghost_oncpu_ns,
                     comm: c_str(&p.comm.map(|c| c as u8)),
                 });
-            }
+            });
         }
         out.latency = self.read_latency(tick_gen);
-        if let Ok(iter) = maps
-            .ghost_names
-            .lookup_batch(1024, MapFlags::ANY, MapFlags::ANY)
         {
-            for (k, v) in iter {
-                let key: types::ghost_key = from_bytes(&k);
-                let g: types::ghost_stats = from_bytes(&v);
+            map_read::for_each(&maps.ghost_names, |k, v| {
+                let key: types::ghost_key = from_bytes(k);
+                let g: types::ghost_stats = from_bytes(v);
                 out.ghost_names.push(GhostName {
                     tgid: key.tgid,
                     comm: c_str(&key.comm.map(|c| c as u8)),
                     count: g.count,
                     oncpu_ns: g.oncpu_ns,
                 });
-            }
+            });
         }
         let bss = self.bss();
         out.drops = Drops {
@@ -233,14 +228,9 @@ impl SchedCollector {
                 out.cpus.push(conv(cpu, &from_bytes(&v)));
             }
         }
-        if let Ok(iter) = maps
-            .lat_threads
-            .lookup_batch(1024, MapFlags::ANY, MapFlags::ANY)
-        {
-            for (k, v) in iter {
-                out.threads.push(conv(key_u32(&k), &from_bytes(&v)));
-            }
-        }
+        map_read::for_each(&maps.lat_threads, |k, v| {
+            out.threads.push(conv(key_u32(k), &from_bytes(v)));
+        });
         out
     }
 

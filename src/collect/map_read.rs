@@ -1,0 +1,199 @@
+//! Reading a whole BPF hash map once per tick: BPF_MAP_LOOKUP_BATCH (a few syscalls for
+//! thousands of entries) into buffers reused from tick to tick, handing each entry to a
+//! callback as borrowed bytes (no allocation per entry). A kernel without batch
+//! operations (before 5.6, or a map type without them) is read key by key instead.
+
+use std::cell::RefCell;
+use std::os::fd::AsRawFd;
+
+use libbpf_rs::MapCore;
+use libbpf_rs::libbpf_sys;
+
+/// Entries asked for per batch call.
+const BATCH: usize = 4096;
+
+thread_local! {
+    /// (keys, values) buffers: one collector thread reads every map, so one pair serves.
+    static BUFS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Call `f(key, value)` for every entry of `map` (a non-per-CPU hash map).
+pub fn for_each<M: MapCore + ?Sized>(map: &M, mut f: impl FnMut(&[u8], &[u8])) {
+    let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
+    if ks == 0 || vs == 0 {
+        return;
+    }
+    let batched = BUFS.with(|b| match b.try_borrow_mut() {
+        Ok(mut b) => {
+            let (keys, vals) = &mut *b;
+            batch(map, ks, vs, keys, vals, &mut f)
+        }
+        // Called from inside another walk's callback: buffers of its own.
+        Err(_) => batch(map, ks, vs, &mut Vec::new(), &mut Vec::new(), &mut f),
+    });
+    if !batched {
+        one_by_one(map, ks, vs, &mut f);
+    }
+}
+
+/// The batched walk; false if the kernel refused the first call (nothing was read).
+fn batch<M: MapCore + ?Sized>(
+    map: &M,
+    ks: usize,
+    vs: usize,
+    keys: &mut Vec<u8>,
+    vals: &mut Vec<u8>,
+    f: &mut impl FnMut(&[u8], &[u8]),
+) -> bool {
+    let fd = map.as_fd().as_raw_fd();
+    let mut want = BATCH;
+    // The batch token: a bucket index for hash maps (4 bytes); sized generously.
+    let tok = ks.max(8);
+    let (mut in_tok, mut out_tok) = (vec![0u8; tok], vec![0u8; tok]);
+    let mut first = true;
+    let opts = libbpf_sys::bpf_map_batch_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_map_batch_opts>() as _,
+        ..Default::default()
+    };
+    loop {
+        keys.resize(want * ks, 0);
+        vals.resize(want * vs, 0);
+        let mut count = want as u32;
+        // SAFETY: keys and values hold `count` entries of the map's key and value sizes,
+        // the tokens hold at least a key (and 4 bytes); the fd is the map's.
+        let ret = unsafe {
+            libbpf_sys::bpf_map_lookup_batch(
+                fd,
+                if first {
+                    std::ptr::null_mut()
+                } else {
+                    in_tok.as_mut_ptr().cast()
+                },
+                out_tok.as_mut_ptr().cast(),
+                keys.as_mut_ptr().cast(),
+                vals.as_mut_ptr().cast(),
+                &mut count,
+                &opts,
+            )
+        };
+        let err = if ret < 0 { -ret } else { 0 };
+        match err {
+            0 | libc::ENOENT => {
+                let n = (count as usize).min(want);
+                for i in 0..n {
+                    f(&keys[i * ks..(i + 1) * ks], &vals[i * vs..(i + 1) * vs]);
+                }
+                if err == libc::ENOENT {
+                    return true;
+                }
+                std::mem::swap(&mut in_tok, &mut out_tok);
+                first = false;
+            }
+            // One bucket holds more entries than asked for: ask for more.
+            libc::ENOSPC if want < (1 << 20) => want *= 2,
+            libc::EINTR | libc::EAGAIN => {}
+            // Not supported (EINVAL, ENOTSUPP, EOPNOTSUPP...): walk the keys instead,
+            // unless entries were already handed out (then stop: no duplicates).
+            _ => return !first,
+        }
+    }
+}
+
+/// get_next_key + lookup, one key at a time (two syscalls per entry).
+fn one_by_one<M: MapCore + ?Sized>(
+    map: &M,
+    ks: usize,
+    vs: usize,
+    f: &mut impl FnMut(&[u8], &[u8]),
+) {
+    let fd = map.as_fd().as_raw_fd();
+    let (mut prev, mut next, mut val) = (vec![0u8; ks], vec![0u8; ks], vec![0u8; vs]);
+    let mut first = true;
+    loop {
+        // SAFETY: prev and next hold one key each; the fd is the map's.
+        let r = unsafe {
+            libbpf_sys::bpf_map_get_next_key(
+                fd,
+                if first {
+                    std::ptr::null()
+                } else {
+                    prev.as_ptr().cast()
+                },
+                next.as_mut_ptr().cast(),
+            )
+        };
+        if r < 0 {
+            return;
+        }
+        first = false;
+        // SAFETY: next holds one key and val one value.
+        let r = unsafe {
+            libbpf_sys::bpf_map_lookup_elem(fd, next.as_ptr().cast(), val.as_mut_ptr().cast())
+        };
+        if r == 0 {
+            f(&next, &val);
+        }
+        std::mem::swap(&mut prev, &mut next);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libbpf_rs::{MapFlags, MapHandle, MapType};
+
+    /// Every entry once, through the batched walk and through the key-by-key one, also
+    /// with more entries than one batch and from inside another walk. Needs root.
+    #[test]
+    fn reads_every_entry_once() {
+        let opts = libbpf_sys::bpf_map_create_opts {
+            sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as _,
+            ..Default::default()
+        };
+        let Ok(map) = MapHandle::create(MapType::Hash, Some("ttop_test"), 4, 8, 20_000, &opts)
+        else {
+            eprintln!("skipped: cannot create a BPF map (not root?)");
+            return;
+        };
+        let n = 10_000u32;
+        for k in 0..n {
+            map.update(
+                &k.to_ne_bytes(),
+                &u64::from(k * 3).to_ne_bytes(),
+                MapFlags::ANY,
+            )
+            .unwrap();
+        }
+        let check = |seen: Vec<(u32, u64)>| {
+            let mut seen = seen;
+            seen.sort_unstable();
+            assert_eq!(seen.len(), n as usize);
+            assert!(
+                seen.iter()
+                    .enumerate()
+                    .all(|(i, &(k, v))| k == i as u32 && v == u64::from(k * 3))
+            );
+        };
+        let parse = |k: &[u8], v: &[u8]| {
+            (
+                u32::from_ne_bytes(k.try_into().unwrap()),
+                u64::from_ne_bytes(v.try_into().unwrap()),
+            )
+        };
+        let mut seen = Vec::new();
+        for_each(&map, |k, v| seen.push(parse(k, v)));
+        check(seen);
+        let mut seen = Vec::new();
+        one_by_one(&map, 4, 8, &mut |k, v| seen.push(parse(k, v)));
+        check(seen);
+        let (mut outer, mut inner) = (0, Vec::new());
+        for_each(&map, |_, _| {
+            outer += 1;
+            if outer == 1 {
+                for_each(&map, |k, v| inner.push(parse(k, v)));
+            }
+        });
+        assert_eq!(outer, n);
+        check(inner);
+    }
+}
