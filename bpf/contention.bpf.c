@@ -460,23 +460,10 @@ static __always_inline int futex_exit(void *ctx, long ret)
 
 /* Preferred hooks: the futex syscalls' own tracepoints (syscalls:sys_enter_futex, ...,
  * one program attached to each that exists), which run only for futex calls. They need
- * tracefs; user space loads either these or the raw_syscalls pair below, never both. */
-struct ttop_sc_enter {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__u64 args[6];
-};
-
-struct ttop_sc_exit {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__s64 ret;
-};
-
+ * tracefs; user space loads either these or the raw_syscalls pair below, never both.
+ * Their records are the kernel's struct syscall_trace_enter / syscall_trace_exit. */
 SEC("tracepoint/syscalls/sys_enter_futex")
-int ttop_futex_enter(struct ttop_sc_enter *ctx)
+int ttop_futex_enter(struct syscall_trace_enter *ctx)
 {
 	long id = ctx->nr;
 	__u64 a3 = id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? ctx->args[3] : 0;
@@ -485,7 +472,7 @@ int ttop_futex_enter(struct ttop_sc_enter *ctx)
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
-int ttop_futex_exit(struct ttop_sc_exit *ctx)
+int ttop_futex_exit(struct syscall_trace_exit *ctx)
 {
 	return futex_exit(ctx, ctx->ret);
 }

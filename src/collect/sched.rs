@@ -124,62 +124,52 @@ impl SchedCollector {
                 runq_now: c.runq_last_nr,
             });
         }
-        {
-            map_read::for_each(&maps.threads, |k, v| {
-                let t: types::thread_stats = from_bytes(v);
-                let tid = key_u32(k);
-                let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
-                // Still on a CPU: add the time since it switched in.
-                let running = t.on_cpu != 0 && current.get(t.cpu as usize) == Some(&tid);
-                if running && mono_ns > t.last_in {
-                    oncpu += mono_ns - t.last_in;
-                }
-                out.threads.push(BpfThread {
-                    tid,
-                    tgid: t.tgid,
-                    oncpu_ns: oncpu,
-                    runq_wait_ns: t.runq_wait_ns
-                        + if !running
-                            && t.enq_ts != 0
-                            && mono_ns > t.enq_ts
-                            && waiting.contains(&tid)
-                        {
-                            mono_ns - t.enq_ts
-                        } else {
-                            0
-                        },
-                    switches: t.switches,
-                });
+        map_read::for_each(&maps.threads, |k, v| {
+            let t: types::thread_stats = from_bytes(v);
+            let tid = key_u32(k);
+            let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
+            // Still on a CPU: add the time since it switched in.
+            let running = t.on_cpu != 0 && current.get(t.cpu as usize) == Some(&tid);
+            if running && mono_ns > t.last_in {
+                oncpu += mono_ns - t.last_in;
+            }
+            out.threads.push(BpfThread {
+                tid,
+                tgid: t.tgid,
+                oncpu_ns: oncpu,
+                runq_wait_ns: t.runq_wait_ns
+                    + if !running && t.enq_ts != 0 && mono_ns > t.enq_ts && waiting.contains(&tid) {
+                        mono_ns - t.enq_ts
+                    } else {
+                        0
+                    },
+                switches: t.switches,
             });
-        }
-        {
-            map_read::for_each(&maps.procs, |k, v| {
-                let p: types::proc_stats = from_bytes(v);
-                out.procs.push(BpfProc {
-                    tgid: key_u32(k),
-                    created: p.created,
-                    exited: p.exited,
-                    ghosts: p.ghosts,
-                    dead_oncpu_ns: p.dead_oncpu_ns,
-                    dead_runq_wait_ns: p.dead_runq_wait_ns,
-                    ghost_oncpu_ns: p.ghost_oncpu_ns,
-                    comm: c_str(&p.comm.map(|c| c as u8)),
-                });
+        });
+        map_read::for_each(&maps.procs, |k, v| {
+            let p: types::proc_stats = from_bytes(v);
+            out.procs.push(BpfProc {
+                tgid: key_u32(k),
+                created: p.created,
+                exited: p.exited,
+                ghosts: p.ghosts,
+                dead_oncpu_ns: p.dead_oncpu_ns,
+                dead_runq_wait_ns: p.dead_runq_wait_ns,
+                ghost_oncpu_ns: p.ghost_oncpu_ns,
+                comm: c_str(&p.comm.map(|c| c as u8)),
             });
-        }
+        });
         out.latency = self.read_latency(tick_gen);
-        {
-            map_read::for_each(&maps.ghost_names, |k, v| {
-                let key: types::ghost_key = from_bytes(k);
-                let g: types::ghost_stats = from_bytes(v);
-                out.ghost_names.push(GhostName {
-                    tgid: key.tgid,
-                    comm: c_str(&key.comm.map(|c| c as u8)),
-                    count: g.count,
-                    oncpu_ns: g.oncpu_ns,
-                });
+        map_read::for_each(&maps.ghost_names, |k, v| {
+            let key: types::ghost_key = from_bytes(k);
+            let g: types::ghost_stats = from_bytes(v);
+            out.ghost_names.push(GhostName {
+                tgid: key.tgid,
+                comm: c_str(&key.comm.map(|c| c as u8)),
+                count: g.count,
+                oncpu_ns: g.oncpu_ns,
             });
-        }
+        });
         let bss = self.bss();
         out.drops = Drops {
             threads: bss.drops[0],
