@@ -199,3 +199,50 @@ fn sighup_from_a_dropped_session_ends_ttop() {
     }
     t.wait_for("TTOP-EXITED 0");
 }
+
+/// Wait until `pid` has exited (gone, or a zombie nobody reaped yet).
+fn exited_within(pid: u32, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return true;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    false
+}
+
+/// The terminal disappears under ttop (tmux pane killed, SSH connection dropped). crossterm
+/// 0.29 would spin forever reading the dead tty (100% CPU, deaf to SIGTERM); ttop must
+/// notice the hang-up and exit, well before its 5 s last-resort exit after a signal.
+/// Run twice: as the pane's foreground job (the kernel also sends SIGHUP) and in a
+/// session of its own (`setsid`: no SIGHUP, only the hang-up on the tty tells it).
+#[test]
+fn a_vanished_terminal_ends_ttop() {
+    let _g = kernel_lock();
+    for wrap in ["", "setsid -w "] {
+        let Some(t) = Tmux::start(&format!("{wrap}{}", ttop_cmd()), 100, 30) else {
+            return;
+        };
+        t.wait_for("Runnable threads");
+        let out = Command::new("pgrep")
+            .args(["-n", "-f", &ttop_bin().display().to_string()])
+            .output()
+            .unwrap();
+        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        drop(t); // kill-session: the pty's master side closes
+        assert!(
+            exited_within(pid, Duration::from_secs(3)),
+            "ttop{} still running 3 s after its terminal vanished",
+            if wrap.is_empty() { "" } else { " (setsid)" }
+        );
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+}

@@ -8,6 +8,7 @@ pub mod keymap;
 pub mod replay;
 pub mod replay_keys;
 pub mod run;
+pub mod term_input;
 pub mod sort;
 pub mod state;
 

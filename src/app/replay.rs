@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use crossterm::event::{self, Event, KeyEvent, KeyEventKind};
+use crossterm::event::{Event, KeyEvent, KeyEventKind};
 
 use super::App;
 use super::keymap::action_for;
 use super::replay_keys::{ReplayAction, replay_action_for};
 use super::state::edit_prompt;
+use super::term_input::{Input, TermInput};
 use crate::cli::{Cli, ReplayArgs};
 use crate::record::Reader;
 use crate::record::player::Player;
@@ -139,8 +140,10 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
 
     let stop = Arc::new(AtomicBool::new(false));
     crate::util::stop_on_signals(&stop)?;
+    let mut input = TermInput::new()?;
+    super::term_input::exit_if_stuck_after_signal(super::run::EXIT_GRACE)?;
     let mut term = ratatui::try_init()?;
-    let _restore = Restore;
+    let restore = Restore;
     let mut due: Option<Instant> = None;
     let mut dirty = true;
     loop {
@@ -161,14 +164,20 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
             _ => {}
         }
         if dirty {
-            term.draw(|f| crate::ui::render(f, &s.app))?;
+            if term.draw(|f| crate::ui::render(f, &s.app)).is_err() {
+                break;
+            }
             dirty = false;
         }
-        let wait = due.map_or(Duration::from_millis(100), |t| {
+        let wait = due.map_or(Duration::from_millis(250), |t| {
             t.saturating_duration_since(Instant::now())
         });
-        if event::poll(wait.min(Duration::from_millis(100)))? {
-            match event::read()? {
+        let events = match input.wait(wait.min(Duration::from_millis(250)))? {
+            Input::Events(ev) => ev,
+            Input::Gone => break,
+        };
+        for ev in events {
+            match ev {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
                     s.key(&k);
                     if s.player.frame_time().is_none() {
@@ -181,4 +190,8 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
             }
         }
     }
+    // The terminal is gone (SSH dropped): restoring would write to a dead tty.
+    std::mem::forget(term);
+    std::mem::forget(restore);
+    Ok(())
 }

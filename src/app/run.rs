@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{TryRecvError, sync_channel};
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyEventKind};
+use crossterm::event::{Event, KeyEventKind};
 
 use super::App;
 use super::keymap::action_for;
+use super::term_input::{Input, TermInput};
 use crate::cli::Cli;
 use crate::collect::{Collector, Config, collector};
 use crate::model::{Sample, derive};
@@ -26,6 +27,11 @@ impl Drop for Restore {
     }
 }
 
+/// Longest wait for input: how often a signal's stop flag is looked at.
+const WAIT: Duration = Duration::from_millis(250);
+/// How long a normal shutdown may take after a signal before the process just exits.
+pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
+
 pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let sys = collector::system_info();
     let collector = Collector::new(cfg);
@@ -33,6 +39,9 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     crate::util::stop_on_signals(&stop)?;
     let (tx, rx) = sync_channel::<Sample>(2);
     let (req_tx, req_rx) = std::sync::mpsc::channel();
+    let mut input = TermInput::new()?;
+    let waker = input.waker()?;
+    super::term_input::exit_if_stuck_after_signal(EXIT_GRACE)?;
     let handle = collector::spawn_with_requests(
         collector,
         cli.delay,
@@ -40,6 +49,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
         tx,
         stop.clone(),
         Some(req_rx),
+        Some(Box::new(move || waker.wake())),
     );
 
     let mut app = App::new();
@@ -47,12 +57,13 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     // --record FILE records from the start; the record key starts and stops it.
     let mut rec = LiveRecorder::new(&sys, cli.delay, cfg.pids.clone(), cli.record.clone())?;
     app.recording = rec.label();
+    let mut gone = false;
     let result = {
         let mut term = ratatui::try_init()?;
-        let _restore = Restore;
+        let restore = Restore;
         let mut prev: Option<Sample> = None;
         let mut dirty = true;
-        loop {
+        let result = loop {
             if stop.load(Ordering::Relaxed) || app.quit {
                 break Ok(());
             }
@@ -74,14 +85,24 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             }
             if dirty {
                 // A dead terminal (SSH gone) makes drawing fail: leave quietly.
-                if let Err(e) = term.draw(|f| crate::ui::render(f, &app)) {
-                    break Err(e.into());
+                if term.draw(|f| crate::ui::render(f, &app)).is_err() {
+                    gone = true;
+                    break Ok(());
                 }
                 dirty = false;
             }
-            match event::poll(Duration::from_millis(50)) {
-                Ok(true) => match event::read() {
-                    Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+            let events = match input.wait(WAIT) {
+                Ok(Input::Events(ev)) => ev,
+                // The terminal is gone (SSH dropped): nothing to restore, nobody to tell.
+                Ok(Input::Gone) => {
+                    gone = true;
+                    break Ok(());
+                }
+                Err(e) => break Err(e.into()),
+            };
+            for ev in events {
+                match ev {
+                    Event::Key(k) if k.kind != KeyEventKind::Release => {
                         if app.prompt.is_some() {
                             app.prompt_key(&k);
                             dirty = true;
@@ -97,17 +118,22 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                             app.recording = rec.label();
                         }
                     }
-                    Ok(Event::Resize(..)) => dirty = true,
-                    Ok(_) => {}
-                    Err(e) => break Err(e.into()),
-                },
-                Ok(false) => {}
-                Err(e) => break Err(e.into()),
+                    Event::Resize(..) => dirty = true,
+                    _ => {}
+                }
             }
+        };
+        if gone {
+            // Restoring would write to a dead tty (and ratatui panics when that fails).
+            std::mem::forget(term);
+            std::mem::forget(restore);
         }
+        result
     };
     stop.store(true, Ordering::Relaxed);
     drop(rx);
+    // The collector waits on this channel between ticks: closing it ends that wait.
+    drop(req_tx);
     let _ = handle.join();
     result
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -258,10 +258,16 @@ pub fn spawn(
     tx: SyncSender<Sample>,
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<()> {
-    spawn_with_requests(collector, interval, rt, tx, stop, None)
+    spawn_with_requests(collector, interval, rt, tx, stop, None, None)
 }
 
-/// `spawn`, also taking Requests from the UI between ticks.
+/// Longest sleep between two looks at the stop flag (set by signal handlers, which
+/// cannot wake a thread): how long a stop can wait, at four wake-ups a second.
+const STOP_CHECK: Duration = Duration::from_millis(250);
+
+/// `spawn`, also taking Requests from the UI between ticks (applied as they arrive;
+/// the UI dropping its sender ends the thread at once), and calling `notify` after each
+/// Sample is sent so that the UI can sleep until then.
 pub fn spawn_with_requests(
     mut collector: Collector,
     interval: Duration,
@@ -269,6 +275,7 @@ pub fn spawn_with_requests(
     tx: SyncSender<Sample>,
     stop: Arc<AtomicBool>,
     requests: Option<Receiver<Request>>,
+    notify: Option<Box<dyn Fn() + Send>>,
 ) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("ttop-collect".into())
@@ -277,15 +284,13 @@ pub fn spawn_with_requests(
                 let _ = raise_priority();
             }
             let mut next = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
-                for r in requests.iter().flat_map(|rx| rx.try_iter()) {
-                    match r {
-                        Request::SetFilter(f) => collector.set_filter(f),
-                    }
-                }
+            'ticks: while !stop.load(Ordering::Relaxed) {
                 let s = collector.sample();
                 if tx.send(s).is_err() {
                     break;
+                }
+                if let Some(n) = &notify {
+                    n();
                 }
                 next += interval;
                 let now = Instant::now();
@@ -298,7 +303,15 @@ pub fn spawn_with_requests(
                     if now >= next {
                         break;
                     }
-                    std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                    let slice = (next - now).min(STOP_CHECK);
+                    match &requests {
+                        Some(rx) => match rx.recv_timeout(slice) {
+                            Ok(Request::SetFilter(f)) => collector.set_filter(f),
+                            Err(RecvTimeoutError::Timeout) => {}
+                            Err(RecvTimeoutError::Disconnected) => break 'ticks,
+                        },
+                        None => std::thread::sleep(slice),
+                    }
                 }
             }
         })
