@@ -56,8 +56,14 @@ fn batch<M: MapCore + ?Sized>(
         ..Default::default()
     };
     loop {
-        keys.resize(want * ks, 0);
-        vals.resize(want * vs, 0);
+        // Grow only: the buffers serve maps of every size, and re-zeroing them for each
+        // map cost more than the kernel's walk (the kernel overwrites what it returns).
+        if keys.len() < want * ks {
+            keys.resize(want * ks, 0);
+        }
+        if vals.len() < want * vs {
+            vals.resize(want * vs, 0);
+        }
         let mut count = want as u32;
         // SAFETY: keys and values hold `count` entries of the map's key and value sizes,
         // the tokens hold at least a key (and 4 bytes); the fd is the map's.
