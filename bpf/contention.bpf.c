@@ -83,27 +83,15 @@ struct {
 	__type(value, struct ttop_futex_call);
 } futex_calls SEC(".maps");
 
+/* Per (thread, futex word): the only map the futex exit probe writes. Allocated on use
+ * (most machines have a few hundred entries); user space deletes idle ones. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TTOP_MAX_FUTEXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ttop_futex_key);
 	__type(value, struct ttop_futex_stats);
 } futexes SEC(".maps");
-
-/* LRU: entries of exited threads age out instead of filling the map. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, TTOP_MAX_FUTEX_THREADS);
-	__type(key, __u32);
-	__type(value, struct ttop_futex_thread);
-} futex_threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TTOP_MAX_PROCS);
-	__type(key, __u32);
-	__type(value, struct ttop_futex_proc);
-} futex_procs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -354,106 +342,72 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3)
 	return 0;
 }
 
-/* The exit of a futex call: account it to its word, its thread and its process. */
+/* The exit of a futex call: account it to its (thread, word) entry. Only this thread
+ * writes that entry, so plain stores suffice; user space derives the per-word,
+ * per-thread and per-process figures from these entries. */
 static __always_inline int futex_exit(void *ctx, long ret)
 {
 	__u64 pid_tgid, now, dur;
-	__u32 tid, tgid, kind, cflags;
+	__u32 kind;
 	struct ttop_futex_call *c;
-	struct ttop_futex_key key = {};
-	struct ttop_futex_stats *s, zs = { .ustack = -1 };
-	struct ttop_futex_thread *t, zt = {};
-	struct ttop_futex_proc *p, zp = {};
-	bool slept = false, eagain = false;
+	struct ttop_futex_key key;
+	struct ttop_futex_stats *s;
 
-	pid_tgid = bpf_get_current_pid_tgid();
-	tid = (__u32)pid_tgid;
-	tgid = pid_tgid >> 32;
 	c = bpf_task_storage_get(&futex_calls, bpf_get_current_task_btf(), 0, 0);
 	/* start_ns 0: this thread's last call was already accounted. */
 	if (!c || !c->start_ns)
 		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
 	now = bpf_ktime_get_ns();
-	dur = c->kind == KIND_WAIT && now > c->start_ns ? now - c->start_ns : 0;
-	key.tgid = tgid;
-	key.uaddr = c->uaddr;
 	kind = c->kind;
-	cflags = c->flags;
+	dur = kind == KIND_WAIT && now > c->start_ns ? now - c->start_ns : 0;
+	key.tid = (__u32)pid_tgid;
+	key.tgid = pid_tgid >> 32;
+	key.uaddr = c->uaddr;
 	/* Consumed: the slot stays with the thread for its next call. */
 	c->start_ns = 0;
+
+	s = bpf_map_lookup_elem(&futexes, &key);
+	if (!s) {
+		struct ttop_futex_stats z = { .ustack = -1 };
+
+		bpf_map_update_elem(&futexes, &key, &z, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&futexes, &key);
+		if (!s) {
+			cdrop(CDROP_FUTEXES);
+			return 0;
+		}
+	}
+	s->calls++;
+	s->last_ns = now;
+	s->flags |= c->flags;
 	if (kind == KIND_WAIT) {
+		s->waits++;
 		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept
 		 * until the timeout or a signal. EAGAIN: the word had already changed, it
 		 * never slept. Other errors (EFAULT, EINVAL, EDEADLK, ...) are neither. */
-		slept = ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
-			(ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK);
-		eagain = ret == -EAGAIN;
-	}
+		if (ret == -EAGAIN) {
+			s->eagain++;
+		} else if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
+			   (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)) {
+			s->contended++;
+			s->wait_ns += dur;
+			max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+			/* A user stack walk per contended wait is too much under a storm:
+			 * take the first one, then one in 64. */
+			if (s->ustack < 0 || (s->contended & 63) == 0) {
+				long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
-	s = get_or_init(&futexes, &key, &zs, CDROP_FUTEXES);
-	if (s) {
-		__sync_fetch_and_add(&s->calls, 1);
-		s->last_ns = now;
-		s->flags |= cflags;
-		if (kind == KIND_WAIT) {
-			__sync_fetch_and_add(&s->waits, 1);
-			if (eagain)
-				__sync_fetch_and_add(&s->eagain, 1);
-			if (slept) {
-				__sync_fetch_and_add(&s->contended, 1);
-				__sync_fetch_and_add(&s->wait_ns, dur);
-				max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
-				/* A user stack walk per contended wait is too much under a
-				 * storm: take the first one, then one in 64. */
-				if (s->ustack < 0 || (s->contended & 63) == 0) {
-					long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
-
-					if (sid >= 0) {
-						s->ustack = sid;
-						s->last_tid = tid;
-					} else if (s->ustack < 0) {
-						cdrop(CDROP_STACKS);
-					}
-				}
+				if (sid >= 0)
+					s->ustack = sid;
+				else if (s->ustack < 0)
+					cdrop(CDROP_STACKS);
 			}
-		} else if (kind == KIND_WAKE) {
-			__sync_fetch_and_add(&s->wakes, 1);
-			if (ret > 0)
-				__sync_fetch_and_add(&s->woken, ret);
 		}
-	}
-
-	zt.tgid = tgid;
-	t = get_or_init(&futex_threads, &tid, &zt, CDROP_FUTEX_THREADS);
-	if (t) {
-		t->tgid = tgid;
-		t->last_ns = now;
-		t->calls++;
-		if (eagain)
-			t->eagain++;
-		if (slept) {
-			t->contended++;
-			t->wait_ns += dur;
-			max_gen_into(&t->max_wait_ns, &t->max_gen, dur);
-		}
-		if (kind == KIND_WAKE)
-			t->wakes++;
-	}
-
-	p = get_or_init(&futex_procs, &tgid, &zp, CDROP_FUTEX_PROCS);
-	if (p) {
-		__sync_fetch_and_add(&p->calls, 1);
-		p->last_ns = now;
-		if (kind == KIND_WAIT)
-			__sync_fetch_and_add(&p->waits, 1);
-		if (eagain)
-			__sync_fetch_and_add(&p->eagain, 1);
-		if (slept) {
-			__sync_fetch_and_add(&p->contended, 1);
-			__sync_fetch_and_add(&p->wait_ns, dur);
-		}
-		if (kind == KIND_WAKE)
-			__sync_fetch_and_add(&p->wakes, 1);
+	} else if (kind == KIND_WAKE) {
+		s->wakes++;
+		if (ret > 0)
+			s->woken += ret;
 	}
 	return 0;
 }

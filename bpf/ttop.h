@@ -83,8 +83,8 @@ enum ttop_drop {
 
 /* ==== contention: futexes, kernel locks, mmap_lock (bpf/contention.bpf.c) ==== */
 
-#define TTOP_MAX_FUTEXES 16384
-#define TTOP_MAX_FUTEX_THREADS 16384
+/* (thread, futex word) entries; allocated on use (BPF_F_NO_PREALLOC) */
+#define TTOP_MAX_FUTEXES 65536
 #define TTOP_MAX_LOCKS 8192
 #define TTOP_MAX_MMAP 4096
 #define TTOP_STACKS 4096
@@ -97,14 +97,17 @@ enum ttop_drop {
 #define TTOP_FUTEX_BITSET 8   /* WAIT_BITSET / WAKE_BITSET */
 #define TTOP_FUTEX_FUTEX2 16  /* futex_wait / futex_wake / futex_requeue (6.7+) */
 
-/* Hash key: one futex word of one process. */
+/* Hash key: one futex word as one thread used it. Each entry is written only by its
+ * own thread, so the futex probe needs no atomics and shares no cache line with other
+ * CPUs. User space sums the entries per word (tgid, uaddr), per thread and per process,
+ * and keeps those sums itself, so it can delete idle entries (exited threads) early. */
 struct ttop_futex_key {
+	__u32 tid;
 	__u32 tgid;
-	__u32 pad;
 	__u64 uaddr;
 };
 
-/* Per (tgid, uaddr), cumulative. A call is accounted when it returns. */
+/* Per (thread, futex word), cumulative. A call is accounted when it returns. */
 struct ttop_futex_stats {
 	__u64 calls;        /* every futex call on the word */
 	__u64 waits;        /* wait-type calls: WAIT, WAIT_BITSET, LOCK_PI(2), WAIT_REQUEUE_PI, waitv */
@@ -116,35 +119,8 @@ struct ttop_futex_stats {
 	__u64 woken;        /* sum of wake calls' return values (threads woken or requeued) */
 	__u64 last_ns;      /* ktime of the last call: idle entries are deleted by user space */
 	__u64 max_gen;      /* tick generation max_wait_ns belongs to (it is per interval) */
-	__s32 ustack;       /* user stack id of a recent contended waiter (-1: none yet) */
-	__u32 last_tid;     /* the thread that stack belongs to */
+	__s32 ustack;       /* user stack id of a recent contended wait (-1: none yet) */
 	__u32 flags;        /* TTOP_FUTEX_* */
-	__u32 pad;
-};
-
-/* Per thread (LRU hash keyed by tid), cumulative. */
-struct ttop_futex_thread {
-	__u32 tgid;
-	__u32 pad;
-	__u64 calls;
-	__u64 contended;
-	__u64 eagain;
-	__u64 wait_ns;
-	__u64 max_wait_ns;  /* during tick generation max_gen */
-	__u64 max_gen;
-	__u64 wakes;
-	__u64 last_ns;
-};
-
-/* Per process (hash keyed by tgid), cumulative. */
-struct ttop_futex_proc {
-	__u64 calls;
-	__u64 waits;
-	__u64 contended;
-	__u64 eagain;
-	__u64 wait_ns;
-	__u64 wakes;
-	__u64 last_ns;
 };
 
 /* lock:contention_begin flags (include/trace/events/lock.h). */
@@ -200,8 +176,8 @@ struct ttop_mmap_stats {
 /* Losses of the contention collector; index the `cdrops` array with these. */
 enum ttop_cdrop {
 	CDROP_FUTEXES = 0,  /* futex_stats map full */
-	CDROP_FUTEX_THREADS = 1,
-	CDROP_FUTEX_PROCS = 2,
+	CDROP_FUTEX_THREADS = 1, /* unused since the per-thread map went (always 0) */
+	CDROP_FUTEX_PROCS = 2,   /* unused since the per-process map went (always 0) */
 	CDROP_LOCKS = 3,    /* lock_stats map full */
 	CDROP_MMAP = 4,     /* mmap_stats map full */
 	CDROP_STACKS = 5,   /* stack map full or hash collision: a stack was not stored */

@@ -11,14 +11,17 @@ use std::mem::MaybeUninit;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, TracepointCategory};
 
-use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::bpf_common::{c_str, explain, from_bytes};
 use super::map_read;
 use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
 use super::tracefs;
 use crate::model::contention::{
-    ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample, LockSample,
-    MmapSample,
+    ContentionDrops, ContentionSample, FutexSample, LockSample, MmapSample,
 };
+
+#[path = "contention_futex.rs"]
+mod futex_totals;
+use futex_totals::{Counts, Entry, FutexTotals};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/contention.skel.rs"));
@@ -42,6 +45,9 @@ pub struct ContentionCollector {
     last_read_ns: u64,
     /// Cumulative contended count per futex word at the previous read (to pick the top).
     prev_contended: HashMap<(u32, u64), u64>,
+    /// Futex totals per word, thread and process, summed from the kernel's
+    /// (thread, word) entries.
+    futex_totals: FutexTotals,
 }
 
 /// The futex syscalls with tracepoints of their own (syscalls:sys_enter_NAME and
@@ -224,6 +230,7 @@ impl ContentionCollector {
             syms: Symbolizer::default(),
             last_read_ns: 0,
             prev_contended: HashMap::new(),
+            futex_totals: FutexTotals::default(),
         };
         let lock_tp = u32::from(locks_ok);
         let bss = c.bss();
@@ -270,78 +277,46 @@ impl ContentionCollector {
         let maps = &self.skel.maps;
 
         let mut stale = Vec::new();
-        let mut futex_stacks: Vec<(usize, i32)> = Vec::new();
+        // A (thread, word) entry idle for a whole interval (and at least a second) is
+        // deleted: its counts are in the totals already, and exited threads' entries
+        // must not fill the map.
+        let kernel_idle = 1_000_000_000u64.max(gap.saturating_mul(2));
+        let totals = &mut self.futex_totals;
+        totals.begin_tick();
         map_read::for_each(&maps.futexes, |k, v| {
             let key: types::ttop_futex_key = from_bytes(k);
             let s: types::ttop_futex_stats = from_bytes(v);
-            if !fresh(s.last_ns) {
-                stale.push(k.to_vec());
-                return;
-            }
-            if s.ustack >= 0 {
-                futex_stacks.push((out.futexes.len(), s.ustack));
-            }
-            out.futexes.push(FutexSample {
+            totals.feed(&Entry {
+                tid: key.tid,
                 tgid: key.tgid,
                 uaddr: key.uaddr,
-                calls: s.calls,
-                waits: s.waits,
-                contended: s.contended,
-                eagain: s.eagain,
-                wait_ns: s.wait_ns,
+                counts: Counts {
+                    calls: s.calls,
+                    waits: s.waits,
+                    contended: s.contended,
+                    eagain: s.eagain,
+                    wait_ns: s.wait_ns,
+                    wakes: s.wakes,
+                    woken: s.woken,
+                },
                 max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
-                wakes: s.wakes,
-                woken: s.woken,
+                last_ns: s.last_ns,
+                ustack: s.ustack,
                 flags: s.flags,
-                last_tid: s.last_tid,
-                caller: String::new(),
-                stack: Vec::new(),
             });
+            if s.last_ns.saturating_add(kernel_idle) < mono_ns {
+                stale.push(k.to_vec());
+                totals.forget(key.tid, key.tgid, key.uaddr);
+            }
         });
         for k in stale.drain(..) {
             let _ = maps.futexes.delete(&k);
         }
-
-        map_read::for_each(&maps.futex_threads, |k, v| {
-            let t: types::ttop_futex_thread = from_bytes(v);
-            if !fresh(t.last_ns) {
-                stale.push(k.to_vec());
-                return;
-            }
-            out.futex_threads.push(FutexThreadSample {
-                tid: key_u32(k),
-                tgid: t.tgid,
-                calls: t.calls,
-                contended: t.contended,
-                eagain: t.eagain,
-                wait_ns: t.wait_ns,
-                max_wait_ns: max_of(t.max_wait_ns, t.max_gen),
-                wakes: t.wakes,
-            });
-        });
-        for k in stale.drain(..) {
-            let _ = maps.futex_threads.delete(&k);
-        }
-
-        map_read::for_each(&maps.futex_procs, |k, v| {
-            let p: types::ttop_futex_proc = from_bytes(v);
-            if !fresh(p.last_ns) {
-                stale.push(k.to_vec());
-                return;
-            }
-            out.futex_procs.push(FutexProcSample {
-                tgid: key_u32(k),
-                calls: p.calls,
-                waits: p.waits,
-                contended: p.contended,
-                eagain: p.eagain,
-                wait_ns: p.wait_ns,
-                wakes: p.wakes,
-            });
-        });
-        for k in stale.drain(..) {
-            let _ = maps.futex_procs.delete(&k);
-        }
+        let t = totals.end_tick(mono_ns.saturating_sub(window));
+        let futex_stacks = t.stacks;
+        out.futexes = t.futexes;
+        out.futex_threads = t.threads;
+        out.futex_procs = t.procs;
 
         map_read::for_each(&maps.locks, |k, v| {
             let key: types::ttop_lock_key = from_bytes(k);

@@ -1,0 +1,400 @@
+//! Futex totals kept in user space. The kernel keeps one entry per (thread, futex word),
+//! written only by that thread (no atomics, no cache line shared between CPUs); this
+//! module adds each entry's growth since the last read into cumulative totals per word,
+//! per thread and per process, which are what the Sample carries. Because the totals
+//! live here, the collector can delete a kernel entry as soon as it is idle (an exited
+//! thread's, say) without the per-word or per-process figures going backwards.
+
+use std::collections::HashMap;
+
+use crate::model::contention::{FutexProcSample, FutexSample, FutexThreadSample};
+
+/// The counters of one kernel entry, or a sum of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counts {
+    pub calls: u64,
+    pub waits: u64,
+    pub contended: u64,
+    pub eagain: u64,
+    pub wait_ns: u64,
+    pub wakes: u64,
+    pub woken: u64,
+}
+
+impl Counts {
+    fn minus(self, o: Counts) -> Counts {
+        Counts {
+            calls: self.calls.wrapping_sub(o.calls),
+            waits: self.waits.wrapping_sub(o.waits),
+            contended: self.contended.wrapping_sub(o.contended),
+            eagain: self.eagain.wrapping_sub(o.eagain),
+            wait_ns: self.wait_ns.wrapping_sub(o.wait_ns),
+            wakes: self.wakes.wrapping_sub(o.wakes),
+            woken: self.woken.wrapping_sub(o.woken),
+        }
+    }
+
+    fn add(&mut self, d: Counts) {
+        self.calls = self.calls.wrapping_add(d.calls);
+        self.waits = self.waits.wrapping_add(d.waits);
+        self.contended = self.contended.wrapping_add(d.contended);
+        self.eagain = self.eagain.wrapping_add(d.eagain);
+        self.wait_ns = self.wait_ns.wrapping_add(d.wait_ns);
+        self.wakes = self.wakes.wrapping_add(d.wakes);
+        self.woken = self.woken.wrapping_add(d.woken);
+    }
+}
+
+/// One kernel (thread, word) entry as read this tick.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Entry {
+    pub tid: u32,
+    pub tgid: u32,
+    pub uaddr: u64,
+    pub counts: Counts,
+    /// Largest contended wait during this interval (0 if none).
+    pub max_wait_ns: u64,
+    pub last_ns: u64,
+    /// User stack id of a recent contended wait (-1: none).
+    pub ustack: i32,
+    pub flags: u32,
+}
+
+#[derive(Default)]
+struct Seen {
+    counts: Counts,
+    tick: u64,
+}
+
+#[derive(Default)]
+struct Word {
+    counts: Counts,
+    flags: u32,
+    last_ns: u64,
+    max_ns: u64,
+    max_tick: u64,
+    ustack: i32,
+    last_tid: u32,
+    /// Contended waits this tick of the entry whose stack is kept (the biggest waiter).
+    stack_growth: u64,
+}
+
+#[derive(Default)]
+struct Thread {
+    tgid: u32,
+    counts: Counts,
+    last_ns: u64,
+    max_ns: u64,
+    max_tick: u64,
+}
+
+#[derive(Default)]
+struct Proc {
+    counts: Counts,
+    last_ns: u64,
+}
+
+/// What one tick's totals give the Sample. The futex words have no caller or stack
+/// yet; `stacks` names, for the words with one, (index into `futexes`, user stack id).
+#[derive(Debug, Default)]
+pub struct Tables {
+    pub futexes: Vec<FutexSample>,
+    pub stacks: Vec<(usize, i32)>,
+    pub threads: Vec<FutexThreadSample>,
+    pub procs: Vec<FutexProcSample>,
+}
+
+/// Cumulative futex totals, fed once per tick with every kernel entry.
+#[derive(Default)]
+pub struct FutexTotals {
+    tick: u64,
+    seen: HashMap<(u32, u32, u64), Seen>,
+    words: HashMap<(u32, u64), Word>,
+    threads: HashMap<u32, Thread>,
+    procs: HashMap<u32, Proc>,
+}
+
+impl FutexTotals {
+    /// Start a tick: entries fed until `end_tick` are this tick's.
+    pub fn begin_tick(&mut self) {
+        self.tick += 1;
+    }
+
+    /// Add one kernel entry's growth since it was last fed.
+    pub fn feed(&mut self, e: &Entry) {
+        let tick = self.tick;
+        let seen = self.seen.entry((e.tid, e.tgid, e.uaddr)).or_default();
+        let d = e.counts.minus(seen.counts);
+        seen.counts = e.counts;
+        seen.tick = tick;
+        if d == Counts::default() && e.max_wait_ns == 0 {
+            return;
+        }
+        let w = self.words.entry((e.tgid, e.uaddr)).or_insert_with(|| Word {
+            ustack: -1,
+            ..Default::default()
+        });
+        w.counts.add(d);
+        w.flags |= e.flags;
+        w.last_ns = w.last_ns.max(e.last_ns);
+        if w.max_tick != tick {
+            w.max_tick = tick;
+            w.max_ns = 0;
+            w.stack_growth = 0;
+        }
+        w.max_ns = w.max_ns.max(e.max_wait_ns);
+        // Keep the stack of the thread that waited most this tick (or any, at first).
+        if e.ustack >= 0 && (w.ustack < 0 || d.contended > w.stack_growth) {
+            w.ustack = e.ustack;
+            w.last_tid = e.tid;
+            w.stack_growth = d.contended;
+        }
+
+        let t = self.threads.entry(e.tid).or_default();
+        if t.tgid != e.tgid {
+            // A new thread with a recycled tid.
+            *t = Thread {
+                tgid: e.tgid,
+                ..Default::default()
+            };
+        }
+        t.counts.add(d);
+        t.last_ns = t.last_ns.max(e.last_ns);
+        if t.max_tick != tick {
+            t.max_tick = tick;
+            t.max_ns = 0;
+        }
+        t.max_ns = t.max_ns.max(e.max_wait_ns);
+
+        let p = self.procs.entry(e.tgid).or_default();
+        p.counts.add(d);
+        p.last_ns = p.last_ns.max(e.last_ns);
+    }
+
+    /// The kernel deleted (or will delete) this entry: a new one starts from zero.
+    pub fn forget(&mut self, tid: u32, tgid: u32, uaddr: u64) {
+        self.seen.remove(&(tid, tgid, uaddr));
+    }
+
+    /// End the tick: drop entries not fed (gone from the kernel) and totals idle since
+    /// before `since_ns`, and return the rest, sorted by key.
+    pub fn end_tick(&mut self, since_ns: u64) -> Tables {
+        let tick = self.tick;
+        self.seen.retain(|_, s| s.tick == tick);
+        self.words.retain(|_, w| w.last_ns >= since_ns);
+        self.threads.retain(|_, t| t.last_ns >= since_ns);
+        self.procs.retain(|_, p| p.last_ns >= since_ns);
+
+        let mut keys: Vec<(u32, u64)> = self.words.keys().copied().collect();
+        keys.sort_unstable();
+        let mut futexes = Vec::with_capacity(keys.len());
+        let mut stacks = Vec::new();
+        for k in keys {
+            let w = &self.words[&k];
+            if w.ustack >= 0 {
+                stacks.push((futexes.len(), w.ustack));
+            }
+            let c = w.counts;
+            futexes.push(FutexSample {
+                tgid: k.0,
+                uaddr: k.1,
+                calls: c.calls,
+                waits: c.waits,
+                contended: c.contended,
+                eagain: c.eagain,
+                wait_ns: c.wait_ns,
+                max_wait_ns: if w.max_tick == tick { w.max_ns } else { 0 },
+                wakes: c.wakes,
+                woken: c.woken,
+                flags: w.flags,
+                last_tid: w.last_tid,
+                caller: String::new(),
+                stack: Vec::new(),
+            });
+        }
+
+        let mut threads: Vec<FutexThreadSample> = self
+            .threads
+            .iter()
+            .map(|(&tid, t)| FutexThreadSample {
+                tid,
+                tgid: t.tgid,
+                calls: t.counts.calls,
+                contended: t.counts.contended,
+                eagain: t.counts.eagain,
+                wait_ns: t.counts.wait_ns,
+                max_wait_ns: if t.max_tick == tick { t.max_ns } else { 0 },
+                wakes: t.counts.wakes,
+            })
+            .collect();
+        threads.sort_unstable_by_key(|t| t.tid);
+
+        let mut procs: Vec<FutexProcSample> = self
+            .procs
+            .iter()
+            .map(|(&tgid, p)| FutexProcSample {
+                tgid,
+                calls: p.counts.calls,
+                waits: p.counts.waits,
+                contended: p.counts.contended,
+                eagain: p.counts.eagain,
+                wait_ns: p.counts.wait_ns,
+                wakes: p.counts.wakes,
+            })
+            .collect();
+        procs.sort_unstable_by_key(|p| p.tgid);
+        Tables {
+            futexes,
+            stacks,
+            threads,
+            procs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(tid: u32, tgid: u32, uaddr: u64, calls: u64, contended: u64) -> Entry {
+        Entry {
+            tid,
+            tgid,
+            uaddr,
+            counts: Counts {
+                calls,
+                waits: contended,
+                contended,
+                wait_ns: contended * 1000,
+                ..Default::default()
+            },
+            last_ns: 1_000 + calls,
+            ustack: -1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sums_threads_per_word_thread_and_process() {
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 2));
+        t.feed(&entry(12, 10, 0x40, 7, 3));
+        t.feed(&entry(12, 10, 0x80, 1, 0));
+        let Tables {
+            futexes: w,
+            threads: th,
+            procs: p,
+            ..
+        } = t.end_tick(0);
+        assert_eq!(w.len(), 2);
+        assert_eq!((w[0].uaddr, w[0].calls, w[0].contended), (0x40, 12, 5));
+        assert_eq!((w[1].uaddr, w[1].calls), (0x80, 1));
+        assert_eq!(th.len(), 2);
+        assert_eq!((th[0].tid, th[0].calls), (11, 5));
+        assert_eq!((th[1].tid, th[1].calls, th[1].contended), (12, 8, 3));
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].tgid, p[0].calls, p[0].wait_ns), (10, 13, 5000));
+    }
+
+    #[test]
+    fn totals_survive_deleted_kernel_entries() {
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 2));
+        t.feed(&entry(12, 10, 0x40, 7, 3));
+        t.end_tick(0);
+        // Thread 11 exited; the collector deleted its entry.
+        t.forget(11, 10, 0x40);
+        t.begin_tick();
+        t.feed(&entry(12, 10, 0x40, 9, 3));
+        let Tables {
+            futexes: w,
+            threads: th,
+            procs: p,
+            ..
+        } = t.end_tick(0);
+        assert_eq!(w[0].calls, 14, "5 + 9: thread 11's calls stay counted");
+        assert_eq!(p[0].calls, 14);
+        assert_eq!(th.iter().map(|x| x.calls).sum::<u64>(), 14);
+        // An entry recreated at zero adds from zero.
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 1, 0));
+        t.feed(&entry(12, 10, 0x40, 9, 3));
+        let w = t.end_tick(0).futexes;
+        assert_eq!(w[0].calls, 15);
+    }
+
+    #[test]
+    fn idle_totals_expire_and_restart_at_zero() {
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 0));
+        t.end_tick(0);
+        t.forget(11, 10, 0x40);
+        t.begin_tick();
+        let Tables {
+            futexes: w,
+            threads: th,
+            procs: p,
+            ..
+        } = t.end_tick(10_000);
+        assert!(w.is_empty() && th.is_empty() && p.is_empty());
+    }
+
+    #[test]
+    fn max_is_per_tick_and_stack_follows_the_biggest_waiter() {
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        let mut a = entry(11, 10, 0x40, 5, 2);
+        a.max_wait_ns = 900;
+        a.ustack = 3;
+        let mut b = entry(12, 10, 0x40, 9, 6);
+        b.max_wait_ns = 400;
+        b.ustack = 4;
+        t.feed(&a);
+        t.feed(&b);
+        let Tables {
+            futexes: w,
+            stacks,
+            threads: th,
+            ..
+        } = t.end_tick(0);
+        assert_eq!(w[0].max_wait_ns, 900);
+        assert_eq!(w[0].last_tid, 12);
+        assert_eq!(stacks, vec![(0, 4)]);
+        assert_eq!(th[0].max_wait_ns, 900);
+        // Next tick, no new waits: no max.
+        t.begin_tick();
+        a.max_wait_ns = 0;
+        b.max_wait_ns = 0;
+        t.feed(&a);
+        t.feed(&b);
+        let Tables {
+            futexes: w,
+            threads: th,
+            ..
+        } = t.end_tick(0);
+        assert_eq!(w[0].max_wait_ns, 0);
+        assert_eq!(th[1].max_wait_ns, 0);
+    }
+
+    #[test]
+    fn recycled_tid_starts_a_new_thread() {
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 0));
+        t.end_tick(0);
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 0));
+        t.feed(&entry(11, 20, 0x40, 2, 0));
+        let Tables {
+            threads: th,
+            procs: p,
+            ..
+        } = t.end_tick(0);
+        assert_eq!(th.len(), 1);
+        assert_eq!((th[0].tgid, th[0].calls), (20, 2));
+        assert_eq!(p.len(), 2);
+    }
+}
