@@ -63,15 +63,25 @@ pub fn prog_ids_of(pid: u32) -> Vec<u32> {
     ids
 }
 
-/// Counters of the given programs, by id.
+/// Counters of the given programs, by id. Names are the programs' full function names
+/// from their BTF: the kernel's own name is cut at 15 characters, which made
+/// `ttop_contention_begin` and `ttop_contention_end` one row.
 pub fn snapshot(ids: &[u32]) -> BTreeMap<u32, ProgStat> {
-    libbpf_rs::query::ProgInfoIter::default()
+    let opts = libbpf_rs::query::ProgInfoQueryOptions::default().include_func_info(true);
+    libbpf_rs::query::ProgInfoIter::with_query_opts(opts)
         .filter(|p| ids.contains(&p.id))
         .map(|p| {
+            let short = p.name.to_string_lossy().into_owned();
+            let name = p
+                .func_info
+                .first()
+                .and_then(|f| btf_name(p.btf_id, f.type_id))
+                .filter(|n| n.starts_with(&short))
+                .unwrap_or(short);
             (
                 p.id,
                 ProgStat {
-                    name: p.name.to_string_lossy().into_owned(),
+                    name,
                     run_time_ns: p.run_time_ns,
                     run_cnt: p.run_cnt,
                     recursion_misses: p.recursion_misses,
@@ -79,6 +89,31 @@ pub fn snapshot(ids: &[u32]) -> BTreeMap<u32, ProgStat> {
             )
         })
         .collect()
+}
+
+/// The name of BTF type `type_id` in the kernel's BTF object `btf_id`.
+fn btf_name(btf_id: u32, type_id: u32) -> Option<String> {
+    use libbpf_rs::libbpf_sys as sys;
+    if btf_id == 0 {
+        return None;
+    }
+    // SAFETY: libbpf returns an owned BTF object (or an error pointer, checked), which
+    // is only read here and freed before returning; the name is copied out first.
+    unsafe {
+        let btf = sys::btf__load_from_kernel_by_id(btf_id);
+        if btf.is_null() || sys::libbpf_get_error(btf.cast()) != 0 {
+            return None;
+        }
+        let t = sys::btf__type_by_id(btf, type_id);
+        let name = if t.is_null() {
+            None
+        } else {
+            let n = sys::btf__name_by_offset(btf, (*t).name_off);
+            (!n.is_null()).then(|| std::ffi::CStr::from_ptr(n).to_string_lossy().into_owned())
+        };
+        sys::btf__free(btf);
+        name
+    }
 }
 
 /// What each program did between two snapshots, merged by name.
