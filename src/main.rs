@@ -83,15 +83,20 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let mut prev: Option<Sample> = None;
     let mut written = 0u64;
     let stdout = std::io::stdout();
+    let mut line = Vec::new();
     while let Ok(s) = rx.recv() {
         if let Some(w) = recording.as_mut() {
             w.append(&s)?;
         }
         if let Some(p) = prev.as_ref() {
             let f = derive(&sys, Some(p), &s);
+            // One write per line: stdout's 1 KB line buffer cut an idle machine's
+            // frame into 69 writes a tick.
+            line.clear();
+            serde_json::to_writer(&mut line, &f)?;
+            line.push(b'\n');
             let mut out = stdout.lock();
-            serde_json::to_writer(&mut out, &f)?;
-            out.write_all(b"\n")?;
+            out.write_all(&line)?;
             out.flush()?;
             written += 1;
             if cli.count.is_some_and(|n| written >= n) {

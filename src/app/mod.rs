@@ -8,9 +8,9 @@ pub mod keymap;
 pub mod replay;
 pub mod replay_keys;
 pub mod run;
-pub mod term_input;
 pub mod sort;
 pub mod state;
+pub mod term_input;
 
 pub use keymap::Action;
 pub use state::{App, View};
