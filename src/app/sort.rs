@@ -238,7 +238,7 @@ mod tests {
         let procs: Vec<ProcFrame> = (0..200u32)
             .map(|i| ProcFrame {
                 pid: 1000 - i * 3,
-                comm: format!("c{}", i % 7),
+                comm: format!("c{}", i % 7).into(),
                 threads_seen: i % 5,
                 threads_created: (i % 3 > 0).then_some(u64::from(i % 4)),
                 cpu_pct_scan: f64::from(i % 9) * 0.5,
@@ -275,7 +275,7 @@ mod tests {
         let mut procs: Vec<ProcFrame> = (0..120u32)
             .map(|i| ProcFrame {
                 pid: 500 - (i * 7) % 113,
-                comm: format!("c{}", i % 5),
+                comm: format!("c{}", i % 5).into(),
                 threads_seen: i % 4,
                 cpu_pct_true: (i % 3 > 0).then_some(f64::from(i % 6)),
                 scan_miss: f64::from((i * 5) % 9),

@@ -240,7 +240,7 @@ impl App {
                 let exact = self
                     .frame
                     .as_ref()
-                    .is_some_and(|f| f.procs.iter().any(|p| p.comm == text));
+                    .is_some_and(|f| f.procs.iter().any(|p| *p.comm == *text));
                 FilterSpec {
                     pids: rows.unwrap_or_default(),
                     comm: exact.then(|| text.to_string()),

@@ -9,13 +9,14 @@
 use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 use crate::model::sample::{CpuTimes, ProcScan, ProcStat, TaskScan};
 
 #[derive(Default)]
 pub struct ProcScanner {
     /// cmdline by (pid, starttime), read once per process lifetime.
-    cmdlines: HashMap<(u32, u64), String>,
+    cmdlines: HashMap<(u32, u64), Arc<str>>,
     /// When set, only these processes are scanned (ttop -p).
     pub only_pids: Option<Vec<u32>>,
     /// Reused every tick: file contents, directory entries, ids found.
@@ -31,7 +32,7 @@ pub struct ProcScanner {
 #[derive(Debug, Clone, PartialEq)]
 struct StatFields {
     pid: u32,
-    comm: String,
+    comm: Arc<str>,
     state: char,
     ppid: u32,
     utime: u64,
@@ -73,7 +74,7 @@ fn parse_stat_upto(buf: &[u8], last: usize) -> Option<StatFields> {
     }
     Some(StatFields {
         pid: pid as u32,
-        comm: String::from_utf8_lossy(&buf[open + 1..close]).into_owned(),
+        comm: String::from_utf8_lossy(&buf[open + 1..close]).into(),
         state,
         ppid: f[1] as u32,
         utime: u[11],
@@ -324,9 +325,9 @@ impl ProcScanner {
             let cmdline = match self.cmdlines.remove(&key) {
                 Some(c) => c,
                 None if read_at(dir.as_raw_fd(), c"cmdline", &mut self.buf) => {
-                    parse_cmdline(&self.buf)
+                    parse_cmdline(&self.buf).into()
                 }
-                None => String::new(),
+                None => Arc::default(),
             };
             live.insert(key, cmdline.clone());
             let tasks = self.scan_tasks(&dir);
@@ -419,7 +420,7 @@ mod tests {
         let st = procfs::process::Stat::from_read(line).ok()?;
         Some(StatFields {
             pid: st.pid as u32,
-            comm: st.comm,
+            comm: st.comm.into(),
             state: st.state,
             ppid: st.ppid as u32,
             utime: st.utime,
@@ -450,7 +451,7 @@ mod tests {
             assert_eq!(ours, with_procfs(l.as_bytes()), "{l}");
         }
         let f = parse_pid_stat(lines[2].as_bytes()).unwrap();
-        assert_eq!((f.comm.as_str(), f.state, f.ppid), ("x) (y)", 'D', 1));
+        assert_eq!((&*f.comm, f.state, f.ppid), ("x) (y)", 'D', 1));
         assert_eq!(
             (f.utime, f.stime, f.num_threads, f.starttime, f.rss),
             (11, 12, 17, 19, 21)
@@ -469,7 +470,7 @@ mod tests {
         assert_eq!(parse_pid_stat(b"12 (x) S 1 2 3"), None);
         let t = parse_stat_upto(lines[1].as_bytes(), 12).unwrap();
         assert_eq!(
-            (t.pid, t.comm.as_str(), t.state, t.utime, t.stime),
+            (t.pid, &*t.comm, t.state, t.utime, t.stime),
             (7, "a b", 'R', 11, 12)
         );
     }
@@ -497,7 +498,7 @@ mod tests {
             .cmdline()
             .unwrap()
             .join(" ");
-        assert_eq!(p.cmdline, cmd);
+        assert_eq!(*p.cmdline, *cmd);
         let tids: Vec<u32> = procfs::process::Process::myself()
             .unwrap()
             .tasks()
@@ -515,7 +516,7 @@ mod tests {
         // A second scan reuses the cached cmdline; -p scans only what it names.
         let again = ProcScanner::new(Some(vec![me, u32::MAX - 1])).scan();
         assert_eq!(again.len(), 1);
-        assert_eq!(again[0].cmdline, cmd);
+        assert_eq!(*again[0].cmdline, *cmd);
         let _ = tx.send(());
         t.join().unwrap();
     }
@@ -537,8 +538,12 @@ mod tests {
     }
 
     fn our_view(p: &ProcScan) -> Seen {
-        let tasks = p.tasks.iter().map(|t| (t.tid, t.comm.clone())).collect();
-        (p.ppid, p.comm.clone(), p.cmdline.clone(), tasks)
+        let tasks = p
+            .tasks
+            .iter()
+            .map(|t| (t.tid, t.comm.to_string()))
+            .collect();
+        (p.ppid, p.comm.to_string(), p.cmdline.to_string(), tasks)
     }
 
     /// The whole scan against the procfs crate (what the scan used before), on the live

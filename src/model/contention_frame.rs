@@ -498,7 +498,7 @@ pub fn derive_contention(
         }
         return ContentionFrame::default();
     }
-    let comms = KeyMap::new(scan.iter().map(|p| (p.pid, p.comm.as_str())));
+    let comms = KeyMap::new(scan.iter().map(|p| (p.pid, &*p.comm)));
     let comm = |pid: u32| comms.get(pid).map(|s| s.to_string()).unwrap_or_default();
     let by_tgid =
         |v: &[FutexProcSample]| KeyMap::new(v.iter().map(|f| (f.tgid, (f.calls, f.wait_ns))));

@@ -233,7 +233,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
                 continue;
             }
             let comm = if !bp.comm.is_empty() {
-                bp.comm.clone()
+                bp.comm.as_str().into()
             } else {
                 was_scanned.map(|q| q.comm.clone()).unwrap_or_default()
             };
@@ -489,10 +489,10 @@ mod tests {
         let pg = f.procs.iter().find(|p| p.pid == 1817).expect("gone row");
         assert!(pg.gone);
         assert_eq!(pg.state, 'X');
-        assert_eq!(pg.comm, "postgres", "named from the previous scan");
+        assert_eq!(&*pg.comm, "postgres", "named from the previous scan");
         // A process born and dead inside the interval comes from BPF alone.
         let sh = f.procs.iter().find(|p| p.pid == 5150).unwrap();
-        assert!(sh.gone && sh.comm == "sh" && sh.ghost_threads == Some(1));
+        assert!(sh.gone && &*sh.comm == "sh" && sh.ghost_threads == Some(1));
     }
 
     #[test]

@@ -149,9 +149,9 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
         .map(|i| TaskScan {
             tid: if i == 0 { p.pid } else { p.pid + 1000 + i },
             comm: if i == 0 {
-                p.comm.to_string()
+                p.comm.into()
             } else {
-                format!("{}-w{}", p.comm, i)
+                format!("{}-w{}", p.comm, i).into()
             },
             state: if i < p.running { 'R' } else { 'S' },
             utime: if i == 0 { p.ticks * secs * 7 / 10 } else { 0 },
@@ -315,7 +315,7 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
         let tasks: Vec<TaskScan> = (0..threads_per)
             .map(|t| TaskScan {
                 tid: pid + t,
-                comm: format!("worker-{t}"),
+                comm: format!("worker-{t}").into(),
                 state: if t % 17 == 0 { 'R' } else { 'S' },
                 utime: secs * u64::from(t % 7),
                 stime: secs * u64::from(t % 3),
@@ -339,8 +339,8 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
         s.procs.push(ProcScan {
             pid,
             ppid: 1,
-            comm: format!("svc-{i}"),
-            cmdline: format!("/usr/bin/svc-{i} --threads {threads_per}"),
+            comm: format!("svc-{i}").into(),
+            cmdline: format!("/usr/bin/svc-{i} --threads {threads_per}").into(),
             state: 'S',
             num_threads: threads_per,
             utime: secs * 10,

@@ -4,6 +4,8 @@
 //! Field names are a public contract (`ttop --json`): add fields, never rename them.
 //! Counts are per interval; `interval_s` says how long the interval was.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -102,8 +104,9 @@ pub struct CpuFrame {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcFrame {
     pub pid: u32,
-    pub comm: String,
-    pub cmdline: String,
+    /// Shared with the Sample's ProcScan (no copy per frame); serialised as a string.
+    pub comm: Arc<str>,
+    pub cmdline: Arc<str>,
     /// Scan state of the process ('R', 'S', 'D', ...); 'X' when it was gone at the scan.
     pub state: char,
     /// The process existed during the interval but was gone when /proc was scanned.
@@ -145,7 +148,7 @@ pub struct ProcFrame {
 pub struct ThreadFrame {
     pub tid: u32,
     pub pid: u32,
-    pub comm: String,
+    pub comm: Arc<str>,
     pub state: char,
     pub cpu_pct_scan: f64,
     pub cpu_pct_true: Option<f64>,
@@ -160,4 +163,37 @@ pub struct DropsFrame {
     pub lat_threads: u64,
     pub lat_stale: u64,
     pub ipi_senders: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--json` rows with shared strings read exactly as with Strings: the name and
+    /// command line are JSON strings, escaped the same way.
+    #[test]
+    fn shared_strings_in_rows_serialise_as_strings() {
+        let (comm, cmd) = ("\x1b[2Jevil\x07", "./evil \"q\" \\ \u{202e}");
+        let row = ProcFrame {
+            pid: 7,
+            comm: comm.into(),
+            cmdline: cmd.into(),
+            ..Default::default()
+        };
+        let s = |v: &str| serde_json::to_string(v).unwrap();
+        let want = format!(
+            r#"{{"pid":7,"comm":{},"cmdline":{},"state":"#,
+            s(comm),
+            s(cmd)
+        );
+        assert!(serde_json::to_string(&row).unwrap().starts_with(&want));
+        let t = ThreadFrame {
+            tid: 8,
+            pid: 7,
+            comm: comm.into(),
+            ..Default::default()
+        };
+        let want = format!(r#"{{"tid":8,"pid":7,"comm":{},"state":"#, s(comm));
+        assert!(serde_json::to_string(&t).unwrap().starts_with(&want));
+    }
 }

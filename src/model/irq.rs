@@ -287,7 +287,7 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     frame.tlb = Some(tlb);
 
     // Senders, and their per-process sums.
-    let comm_of: HashMap<u32, &str> = cur.procs.iter().map(|p| (p.pid, p.comm.as_str())).collect();
+    let comm_of: HashMap<u32, &str> = cur.procs.iter().map(|p| (p.pid, &*p.comm)).collect();
     let gone_comm: HashMap<u32, &str> = cur
         .bpf
         .as_ref()

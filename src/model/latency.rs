@@ -244,7 +244,7 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
         let comm = KeyMap::new(
             cur.procs
                 .iter()
-                .flat_map(|p| p.tasks.iter().map(|t| (t.tid, t.comm.as_str()))),
+                .flat_map(|p| p.tasks.iter().map(|t| (t.tid, &*t.comm))),
         );
         for r in &mut threads {
             r.comm = comm.get(r.tid).map_or_else(String::new, |c| c.to_string());

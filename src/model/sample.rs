@@ -2,6 +2,8 @@
 //! /proc and from the BPF maps. Rates are never computed here (see `derive`).
 //! Samples are what a recording stores, so every field is serde-serialisable.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Facts about the machine that do not change during a session.
@@ -72,7 +74,8 @@ pub struct ProcStat {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskScan {
     pub tid: u32,
-    pub comm: String,
+    /// Shared with the Frame rows derived from it (serialised as a plain string).
+    pub comm: Arc<str>,
     pub state: char,
     /// Cumulative user and system time in clock ticks.
     pub utime: u64,
@@ -84,9 +87,11 @@ pub struct TaskScan {
 pub struct ProcScan {
     pub pid: u32,
     pub ppid: u32,
-    pub comm: String,
+    /// comm and cmdline are shared with the Frame rows (and the scanner's cmdline cache)
+    /// instead of copied every tick; serde writes them as plain strings.
+    pub comm: Arc<str>,
     /// Read once per new process; empty for kernel threads.
-    pub cmdline: String,
+    pub cmdline: Arc<str>,
     pub state: char,
     /// num_threads from /proc/PID/stat.
     pub num_threads: u32,
@@ -227,4 +232,89 @@ pub struct Sample {
     /// The kernel's own IPI counters (/proc/interrupts), read with the BPF maps.
     #[serde(default)]
     pub interrupts: super::irq::ProcInterrupts,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ProcScan and TaskScan as they were when comm and cmdline were Strings.
+    #[derive(Serialize)]
+    struct StringTask {
+        tid: u32,
+        comm: String,
+        state: char,
+        utime: u64,
+        stime: u64,
+    }
+
+    #[derive(Serialize)]
+    struct StringProc {
+        pid: u32,
+        ppid: u32,
+        comm: String,
+        cmdline: String,
+        state: char,
+        num_threads: u32,
+        utime: u64,
+        stime: u64,
+        rss_pages: u64,
+        starttime: u64,
+        tasks: Vec<StringTask>,
+    }
+
+    /// Shared strings (`Arc<str>`) serialise byte for byte as the Strings they replaced,
+    /// so recordings and `--json` are unchanged, and old recordings read back the same.
+    #[test]
+    fn shared_strings_serialise_as_strings() {
+        for (comm, cmd) in [
+            ("postgres", "postgres: checkpointer"),
+            ("", ""),
+            ("\x1b[2Jevil\x07", "./evil \x1b]0;pwned\x07 \"q\" \\ \n"),
+            ("名前\u{202e}", "/bin/x \u{feff}"),
+        ] {
+            let new = ProcScan {
+                pid: 7,
+                ppid: 1,
+                comm: comm.into(),
+                cmdline: cmd.into(),
+                state: 'S',
+                num_threads: 1,
+                utime: 3,
+                stime: 4,
+                rss_pages: 5,
+                starttime: 6,
+                tasks: vec![TaskScan {
+                    tid: 7,
+                    comm: comm.into(),
+                    state: 'R',
+                    utime: 1,
+                    stime: 2,
+                }],
+            };
+            let old = StringProc {
+                pid: 7,
+                ppid: 1,
+                comm: comm.to_string(),
+                cmdline: cmd.to_string(),
+                state: 'S',
+                num_threads: 1,
+                utime: 3,
+                stime: 4,
+                rss_pages: 5,
+                starttime: 6,
+                tasks: vec![StringTask {
+                    tid: 7,
+                    comm: comm.to_string(),
+                    state: 'R',
+                    utime: 1,
+                    stime: 2,
+                }],
+            };
+            let bytes = serde_json::to_vec(&old).unwrap();
+            assert_eq!(serde_json::to_vec(&new).unwrap(), bytes, "{comm:?}");
+            let back: ProcScan = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(back, new);
+        }
+    }
 }

@@ -168,12 +168,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 .map(|c| Cell::from((c.value)(p, secs)))
                 .collect();
             if show_cmd {
-                let cmd = if p.gone {
-                    format!("exited, last figures: {}", p.comm)
+                let cmd: std::borrow::Cow<str> = if p.gone {
+                    format!("exited, last figures: {}", p.comm).into()
                 } else if p.cmdline.is_empty() {
-                    format!("[{}]", p.comm)
+                    format!("[{}]", p.comm).into()
                 } else {
-                    p.cmdline.clone()
+                    (*p.cmdline).into()
                 };
                 cells.push(Cell::from(fmt::inert(&cmd)));
             }
