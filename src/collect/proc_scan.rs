@@ -208,6 +208,24 @@ fn id_path<'a>(id: u32, suffix: &[u8], out: &'a mut [u8; 32]) -> &'a CStr {
     CStr::from_bytes_until_nul(&out[..]).expect("NUL written above")
 }
 
+/// "PID/NAME" or "PID/task/TID/NAME" as a C string, in a stack buffer.
+fn pid_path<'a>(out: &'a mut [u8; 48], pid: u32, tid: Option<u32>, name: &[u8]) -> &'a CStr {
+    let mut n = 0;
+    let mut put = |b: &[u8], out: &mut [u8; 48]| {
+        out[n..n + b.len()].copy_from_slice(b);
+        n += b.len();
+    };
+    let mut id = [0u8; 32];
+    put(id_path(pid, b"/", &mut id).to_bytes(), out);
+    if let Some(tid) = tid {
+        put(b"task/", out);
+        put(id_path(tid, b"/", &mut id).to_bytes(), out);
+    }
+    put(name, out);
+    out[n] = 0;
+    CStr::from_bytes_until_nul(&out[..]).expect("NUL written above")
+}
+
 /// cmdline as the procfs crate returned it, joined by spaces: the NUL-separated
 /// arguments, empty ones dropped; empty when not UTF-8.
 fn parse_cmdline(buf: &[u8]) -> String {
@@ -305,17 +323,17 @@ impl ProcScanner {
         }
         let mut out = Vec::with_capacity(pids.len());
         let mut live = HashMap::with_capacity(pids.len());
-        let mut path = [0u8; 32];
+        let mut path = [0u8; 48];
+        let proc_dir = proc_fd.as_raw_fd();
         for &pid in &pids {
             // A process can vanish at any point of the scan; whatever failed is skipped.
-            let Some(dir) = open_at(
-                proc_fd.as_raw_fd(),
-                id_path(pid, b"", &mut path),
-                libc::O_DIRECTORY,
-            ) else {
-                continue;
-            };
-            if !read_at(dir.as_raw_fd(), c"stat", &mut self.buf) {
+            // Files are opened by path from /proc ("PID/stat"), not through an opened
+            // PID directory: that was one open and close more per process, per tick.
+            if !read_at(
+                proc_dir,
+                pid_path(&mut path, pid, None, b"stat"),
+                &mut self.buf,
+            ) {
                 continue;
             }
             let Some(st) = parse_pid_stat(&self.buf) else {
@@ -324,13 +342,26 @@ impl ProcScanner {
             let key = (st.pid, st.starttime);
             let cmdline = match self.cmdlines.remove(&key) {
                 Some(c) => c,
-                None if read_at(dir.as_raw_fd(), c"cmdline", &mut self.buf) => {
+                None if read_at(
+                    proc_dir,
+                    pid_path(&mut path, pid, None, b"cmdline"),
+                    &mut self.buf,
+                ) =>
+                {
                     parse_cmdline(&self.buf).into()
                 }
                 None => Arc::default(),
             };
             live.insert(key, cmdline.clone());
-            let tasks = self.scan_tasks(&dir);
+            // A single-threaded process's one thread is the process itself: read its
+            // task/PID/stat directly instead of listing task/ (three syscalls fewer per
+            // process, most processes on most machines). If that fails (the process
+            // just exec'd or exited), list task/ as for any other process.
+            let tasks = match st.num_threads {
+                1 => self.read_task(proc_dir, pid).map(|t| vec![t]),
+                _ => None,
+            }
+            .unwrap_or_else(|| self.scan_tasks(proc_dir, pid));
             out.push(ProcScan {
                 pid: st.pid,
                 ppid: st.ppid,
@@ -351,20 +382,45 @@ impl ProcScanner {
         out
     }
 
+    /// The one thread of a single-threaded process: /proc/PID/task/PID/stat.
+    fn read_task(&mut self, proc_dir: RawFd, pid: u32) -> Option<TaskScan> {
+        let mut path = [0u8; 48];
+        if !read_at(
+            proc_dir,
+            pid_path(&mut path, pid, Some(pid), b"stat"),
+            &mut self.buf,
+        ) {
+            return None;
+        }
+        let ts = parse_stat_upto(&self.buf, 12)?;
+        (ts.pid == pid).then_some(TaskScan {
+            tid: ts.pid,
+            comm: ts.comm,
+            state: ts.state,
+            utime: ts.utime,
+            stime: ts.stime,
+        })
+    }
+
     /// Every thread of one process: task/TID/stat, read relative to the task directory.
-    fn scan_tasks(&mut self, dir: &OwnedFd) -> Vec<TaskScan> {
-        let Some(task_dir) = open_at(dir.as_raw_fd(), c"task", libc::O_DIRECTORY) else {
+    fn scan_tasks(&mut self, proc_dir: RawFd, pid: u32) -> Vec<TaskScan> {
+        let mut path = [0u8; 48];
+        let Some(task_dir) = open_at(
+            proc_dir,
+            pid_path(&mut path, pid, None, b"task"),
+            libc::O_DIRECTORY,
+        ) else {
             return Vec::new();
         };
         let mut tids = std::mem::take(&mut self.tids);
         tids.clear();
         numeric_entries(&task_dir, &mut self.dents, &mut tids);
         let mut tasks = Vec::with_capacity(tids.len());
-        let mut path = [0u8; 32];
+        let mut tid_path = [0u8; 32];
         for &tid in &tids {
             if !read_at(
                 task_dir.as_raw_fd(),
-                id_path(tid, b"/stat", &mut path),
+                id_path(tid, b"/stat", &mut tid_path),
                 &mut self.buf,
             ) {
                 continue;
@@ -519,6 +575,33 @@ mod tests {
         assert_eq!(*again[0].cmdline, *cmd);
         let _ = tx.send(());
         t.join().unwrap();
+    }
+
+    #[test]
+    fn single_threaded_process_has_its_one_task() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Wait until the child has exec'd sleep (comm changes from ours) and sleeps.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let p = loop {
+            let all = ProcScanner::new(Some(vec![pid])).scan();
+            match all.into_iter().next() {
+                Some(p) if &*p.comm == "sleep" && p.state == 'S' => break p,
+                _ if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                other => panic!("child not seen as sleep: {other:?}"),
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(p.num_threads, 1);
+        assert_eq!(p.tasks.len(), 1);
+        let t = &p.tasks[0];
+        assert_eq!((t.tid, &*t.comm, t.state), (pid, "sleep", 'S'));
     }
 
     /// One process as the procfs crate saw it: (ppid, comm, cmdline, (tid, comm)s).
