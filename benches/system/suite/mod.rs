@@ -147,7 +147,9 @@ impl Row {
 pub const ROW_KEYS: &[&str] = &[
     "cpu-tui",
     "cpu-json",
+    "cpu-tui-H",
     "cpu-10k",
+    "cpu-10k-H",
     "bpf-churn-total",
     "bpf-mutex-total",
     "slow-churn-ttop",

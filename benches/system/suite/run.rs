@@ -190,15 +190,21 @@ pub fn cpu(o: &Opts) -> Vec<Row> {
         o.cpu_secs
     ));
     let mut top = spawn_quiet(&top_bin(), &["-b", "-d", "1"]);
+    // top -H scans every thread, as ttop's scan does: the like-for-like baseline.
+    let mut top_h = spawn_quiet(&top_bin(), &["-H", "-b", "-d", "1"]);
     let tui = Tui::spawn(TUI_ARGS, COLS, ROWS);
     let mut json = spawn_quiet(&ttop_bin(), &["--json", "-d", "1"]);
     tui.wait_first_screen(secs(20.0));
     std::thread::sleep(secs(2.0)); // past start-up: probes attached, a few ticks done
-    let p = cpu_pct_over(&[tui.pid(), json.id(), top.id()], secs(o.cpu_secs));
+    let p = cpu_pct_over(
+        &[tui.pid(), json.id(), top.id(), top_h.id()],
+        secs(o.cpu_secs),
+    );
     tui.stop();
     terminate(&mut json, secs(10.0));
     terminate(&mut top, secs(10.0));
-    let (t, j, b) = (p[0], p[1], p[2]);
+    terminate(&mut top_h, secs(10.0));
+    let (t, j, b, h) = (p[0], p[1], p[2], p[3]);
     let base = format!("`top -b -d 1`: {}", pct(b));
     let w = o.cpu_secs;
     vec![
@@ -223,6 +229,17 @@ pub fn cpu(o: &Opts) -> Vec<Row> {
         .baseline(base)
         .ratio(j / b)
         .target("ttop <= top", Some(j <= b)),
+        Row::new(
+            1,
+            "cpu-tui-H",
+            format!(
+                "own CPU over {w:.0} s at -d 1: the dashboard against `top -H -b -d 1`, \
+                 which scans every thread as ttop's scan does"
+            ),
+        )
+        .ttop(pct(t))
+        .baseline(format!("`top -H -b -d 1`: {}", pct(h)))
+        .ratio(t / h),
     ]
 }
 
@@ -237,15 +254,17 @@ pub fn rss(o: &Opts) -> Vec<Row> {
     );
     let ok = w.wait_for("started=", secs(60.0));
     let mut top = spawn_quiet(&top_bin(), &["-b", "-d", "1"]);
+    let mut top_h = spawn_quiet(&top_bin(), &["-H", "-b", "-d", "1"]);
     let tui = Tui::spawn(TUI_ARGS, COLS, ROWS);
     let json = JsonTtop::spawn(&["-d", "1"]);
     tui.wait_first_screen(secs(30.0));
     std::thread::sleep(secs(1.5));
-    let p = cpu_pct_over(&[tui.pid(), top.id()], secs(o.rss_secs));
+    let p = cpu_pct_over(&[tui.pid(), top.id(), top_h.id()], secs(o.rss_secs));
     let hwm = |pid: u32| status_kb(pid, "VmHWM").unwrap_or(0);
     let (h_tui, h_json, h_top) = (hwm(tui.pid()), hwm(json.pid()), hwm(top.id()));
     tui.stop();
     terminate(&mut top, secs(10.0));
+    terminate(&mut top_h, secs(10.0));
     let frames = json.stop();
     let seen = frames
         .iter()
@@ -295,6 +314,18 @@ pub fn rss(o: &Opts) -> Vec<Row> {
         .baseline(format!("`top -b -d 1`: {}", pct(p[1])))
         .ratio(p[0] / p[1])
         .target("ttop <= top", Some(p[0] <= p[1])),
+        Row::new(
+            1,
+            "cpu-10k-H",
+            format!(
+                "own CPU over {:.0} s at -d 1 with {label} threads: dashboard vs \
+                 `top -H -b -d 1` (both scan every thread)",
+                o.rss_secs
+            ),
+        )
+        .ttop(pct(p[0]))
+        .baseline(format!("`top -H -b -d 1`: {}", pct(p[2])))
+        .ratio(p[0] / p[2]),
     ]
 }
 
