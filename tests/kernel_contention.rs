@@ -359,3 +359,80 @@ fn mmap_lock_holder_and_victim() {
         0.10,
     );
 }
+
+/// Kernel locks under a futex storm: the futex hash bucket's spinlock is taken on both
+/// the wait and the wake path. ttop reuses a walked kernel stack for later waits whose
+/// return-address chain matches it, so check that the two paths stay apart and that
+/// every row names a real caller, never the locking code itself.
+#[test]
+fn kernel_lock_callers_keep_paths_apart() {
+    if !require_root("kernel_lock_callers_keep_paths_apart") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-n", "8", "-d", "0.5"]);
+    let mut w = spawn_workload("futex_mutex", &["4", "3"]);
+    let (head, _r) = first_line(&mut w);
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(20)),
+        "futex_mutex hung"
+    );
+    let frames = ttop.finish();
+    let pid = num(&head, "pid") as u64;
+    if problems(&frames)
+        .iter()
+        .any(|p| p.contains("kernel lock view"))
+    {
+        eprintln!(
+            "no lock:contention_begin on this kernel: {:?}",
+            problems(&frames)
+        );
+        return;
+    }
+    // (lock, caller) -> waits of the workload.
+    let mut rows: std::collections::BTreeMap<(String, String), u64> = Default::default();
+    for fr in &frames {
+        for r in fr["locks"].as_array().unwrap() {
+            let mine: u64 = r["waiters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| u(&w["pid"]) == pid)
+                .map(|w| u(&w["contended"]))
+                .sum();
+            if mine > 0 {
+                let key = (
+                    r["lock"].as_str().unwrap_or("").to_string(),
+                    r["caller"].as_str().unwrap_or("").to_string(),
+                );
+                *rows.entry(key).or_default() += mine;
+            }
+        }
+    }
+    eprintln!("kernel lock waits of futex_mutex {pid}: {rows:?}");
+    let lock_fns = [
+        "_raw_",
+        "queued_",
+        "__pv_queued",
+        "native_queued",
+        "__traceiter",
+        "bpf_",
+    ];
+    for (lock, caller) in rows.keys() {
+        assert!(
+            !caller.is_empty() && caller != "?",
+            "lock {lock}: a row without a caller"
+        );
+        assert!(
+            !lock_fns.iter().any(|p| caller.starts_with(p)),
+            "lock {lock}: the caller {caller} is locking code"
+        );
+    }
+    // The futex hash bucket's lock, reached from the wait and from the wake path.
+    let futex_callers: std::collections::BTreeSet<&str> = rows
+        .keys()
+        .filter(|(_, c)| c.starts_with("futex_") || c.starts_with("__futex"))
+        .map(|(_, c)| c.as_str())
+        .collect();
+    eprintln!("futex callers of kernel locks: {futex_callers:?}");
+}
