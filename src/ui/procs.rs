@@ -2,14 +2,17 @@
 //! (ghost threads, CPU the scan does not see) are highlighted.
 
 use ratatui::Frame as TermFrame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
 use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::sort::ProcSort;
+use crate::app::state::matches_text;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
 
@@ -139,82 +142,54 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
     let show_cmd = area.width >= fixed + 20;
     let arrow = if app.proc_reverse { "▲" } else { "▼" };
-    let mut header: Vec<Cell> = cols
-        .iter()
-        .map(|c| {
-            let sorted = c.sort == Some(app.proc_sort);
-            let t = if sorted {
-                format!("{}{arrow}", c.title)
-            } else {
-                c.title.to_string()
-            };
-            Cell::from(Span::styled(t, if sorted { th.warn } else { th.title }))
-        })
-        .collect();
-    if show_cmd {
-        header.push(Cell::from(Span::styled("COMMAND", th.title)));
-    }
     let body_h = area.height.saturating_sub(2) as usize; // title border + header
     let win = app.proc_window(fr, body_h);
     let (sel, worst) = (win.selected, win.worst);
-    let mut rows: Vec<Row> = win
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (win.first + i, p))
-        .map(|(i, p)| {
-            let mut cells: Vec<Cell> = cols
-                .iter()
-                .map(|c| Cell::from((c.value)(p, secs)))
-                .collect();
-            if show_cmd {
-                let cmd: std::borrow::Cow<str> = if p.gone {
-                    format!("exited, last figures: {}", p.comm).into()
-                } else if p.cmdline.is_empty() {
-                    format!("[{}]", p.comm).into()
-                } else {
-                    (*p.cmdline).into()
-                };
-                cells.push(Cell::from(fmt::inert(&cmd)));
-            }
-            let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
-            let style = if i == sel && win.total > 0 {
-                th.selected
-            } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
-                th.alert
-            } else if missed {
-                th.warn
-            } else if p.gone {
-                th.dim
-            } else {
-                th.normal
-            };
-            Row::new(cells).style(style)
-        })
-        .collect();
-    // Watched processes that exited: their last figures, and when.
-    let room = body_h.saturating_sub(rows.len());
-    for (pid, (t, last)) in app
-        .exited
-        .iter()
-        .filter(|(pid, _)| !win.contains(**pid))
-        .take(room)
-    {
-        let mut cells: Vec<Cell> = cols
-            .iter()
-            .map(|c| Cell::from((c.value)(last, secs)))
-            .collect();
-        cells[2] = Cell::from("X");
-        let note = format!(
-            "exited {} UTC; last figures shown (pid {pid})",
-            fmt::clock(*t)
-        );
+    // The body: each row's style and cell texts, in display order.
+    let mut rows: Vec<(Style, Vec<String>)> = Vec::with_capacity(body_h);
+    for (i, p) in win.rows.iter().enumerate().map(|(i, p)| (win.first + i, p)) {
+        let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, secs)).collect();
         if show_cmd {
-            cells.push(Cell::from(note));
-        } else if let Some(c) = cells.get_mut(1) {
-            *c = Cell::from(format!("{} exited", fmt::inert(&last.comm)));
+            let cmd: std::borrow::Cow<str> = if p.gone {
+                format!("exited, last figures: {}", p.comm).into()
+            } else if p.cmdline.is_empty() {
+                format!("[{}]", p.comm).into()
+            } else {
+                (*p.cmdline).into()
+            };
+            cells.push(fmt::inert(&cmd));
         }
-        rows.push(Row::new(cells).style(th.dim));
+        rows.push((row_style(p, i == sel && win.total > 0, worst, th), cells));
+    }
+    // Watched processes that exited: their last figures, and when. (Only with a filter,
+    // and a filtered frame is small: looking a pid up among all rows is cheap.)
+    let room = body_h.saturating_sub(rows.len());
+    if room > 0 && !app.exited.is_empty() {
+        let text = app.narrow_text();
+        let in_table = |pid: u32| {
+            fr.procs
+                .iter()
+                .any(|p| p.pid == pid && text.is_none_or(|t| matches_text(p, t)))
+        };
+        for (pid, (t, last)) in app
+            .exited
+            .iter()
+            .filter(|(pid, _)| !in_table(**pid))
+            .take(room)
+        {
+            let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, secs)).collect();
+            cells[2] = "X".to_string();
+            let note = format!(
+                "exited {} UTC; last figures shown (pid {pid})",
+                fmt::clock(*t)
+            );
+            if show_cmd {
+                cells.push(note);
+            } else if let Some(c) = cells.get_mut(1) {
+                *c = format!("{} exited", fmt::inert(&last.comm));
+            }
+            rows.push((th.dim, cells));
+        }
     }
     let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
     if show_cmd {
@@ -232,9 +207,287 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title, th.title));
-    let table = Table::new(rows, widths)
+    let inner = block.inner(area);
+    let mut header: Vec<Cell> = cols
+        .iter()
+        .map(|c| {
+            let sorted = c.sort == Some(app.proc_sort);
+            let t = if sorted {
+                format!("{}{arrow}", c.title)
+            } else {
+                c.title.to_string()
+            };
+            Cell::from(Span::styled(t, if sorted { th.warn } else { th.title }))
+        })
+        .collect();
+    if show_cmd {
+        header.push(Cell::from(Span::styled("COMMAND", th.title)));
+    }
+    // The block and the header through ratatui's Table (one row); the body is written
+    // straight into the buffer, cell by cell, where the Table would put it: building a
+    // Table of ~45 rows (a Row, Cells, Text and Lines per cell) cost more than the rest
+    // of the screen.
+    let table = Table::new(Vec::<Row>::new(), widths.clone())
         .header(Row::new(header))
         .column_spacing(1)
         .block(block);
     f.render_widget(table, area);
+    if inner.height < 2 {
+        return;
+    }
+    let body = Rect {
+        y: inner.y + 1,
+        height: inner.height - 1,
+        ..inner
+    };
+    let spans = column_spans(&widths, inner.width);
+    let buf = f.buffer_mut();
+    for ((style, cells), y) in rows.iter().zip(body.y..body.bottom()) {
+        let row = Rect {
+            y,
+            height: 1,
+            ..body
+        };
+        if *style != Style::default() {
+            buf.set_style(row, *style);
+        }
+        for (text, &(x, w)) in cells.iter().zip(&spans) {
+            put_cell(buf, row.x + x, y, w, text);
+        }
+    }
+}
+
+/// How a process row is drawn: selected, the worst miss, any miss, exited, or plain.
+fn row_style(p: &ProcFrame, selected: bool, worst: f64, th: &Theme) -> Style {
+    let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
+    if selected {
+        th.selected
+    } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
+        th.alert
+    } else if missed {
+        th.warn
+    } else if p.gone {
+        th.dim
+    } else {
+        th.normal
+    }
+}
+
+/// Each column's (x offset, width) in a table `width` wide, as ratatui's Table lays
+/// them out (no selection column, spacing 1, `Flex::Start`).
+fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
+    let [_, cols] = Layout::horizontal([Constraint::Length(0), Constraint::Fill(0)])
+        .areas(Rect::new(0, 0, width, 1));
+    Layout::horizontal(widths.iter().copied())
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(cols)
+        .iter()
+        .map(|r| (r.x, r.width))
+        .collect()
+}
+
+/// Write one cell's text at (x, y), at most `w` columns, exactly as a ratatui Table
+/// cell (a one-span Line, left-aligned, default style) renders it.
+fn put_cell(buf: &mut Buffer, x: u16, y: u16, w: u16, text: &str) {
+    let area = Rect::new(x, y, w, 1).intersection(buf.area);
+    if area.is_empty() || text.is_empty() {
+        return;
+    }
+    // Printable ASCII: one cell per byte (what the grapheme walk below does for it).
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        for (cx, b) in (area.x..area.right()).zip(text.bytes()) {
+            buf[(cx, y)].set_char(char::from(b));
+        }
+        return;
+    }
+    let span = Span::raw(text);
+    if span.width() > 0 {
+        (&span).render(area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Table-based renderer this one replaced, kept as the reference.
+    #[allow(dead_code)]
+    fn reference(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+        if area.height < 3 {
+            return;
+        }
+        let secs = fr.interval_s.max(1e-9);
+        let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
+        let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
+        let show_cmd = area.width >= fixed + 20;
+        let arrow = if app.proc_reverse { "▲" } else { "▼" };
+        let mut header: Vec<Cell> = cols
+            .iter()
+            .map(|c| {
+                let sorted = c.sort == Some(app.proc_sort);
+                let t = if sorted {
+                    format!("{}{arrow}", c.title)
+                } else {
+                    c.title.to_string()
+                };
+                Cell::from(Span::styled(t, if sorted { th.warn } else { th.title }))
+            })
+            .collect();
+        if show_cmd {
+            header.push(Cell::from(Span::styled("COMMAND", th.title)));
+        }
+        let body_h = area.height.saturating_sub(2) as usize; // title border + header
+        let win = app.proc_window(fr, body_h);
+        let (sel, worst) = (win.selected, win.worst);
+        let mut rows: Vec<Row> = win
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (win.first + i, p))
+            .map(|(i, p)| {
+                let mut cells: Vec<Cell> = cols
+                    .iter()
+                    .map(|c| Cell::from((c.value)(p, secs)))
+                    .collect();
+                if show_cmd {
+                    let cmd: std::borrow::Cow<str> = if p.gone {
+                        format!("exited, last figures: {}", p.comm).into()
+                    } else if p.cmdline.is_empty() {
+                        format!("[{}]", p.comm).into()
+                    } else {
+                        (*p.cmdline).into()
+                    };
+                    cells.push(Cell::from(fmt::inert(&cmd)));
+                }
+                let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
+                let style = if i == sel && win.total > 0 {
+                    th.selected
+                } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
+                    th.alert
+                } else if missed {
+                    th.warn
+                } else if p.gone {
+                    th.dim
+                } else {
+                    th.normal
+                };
+                Row::new(cells).style(style)
+            })
+            .collect();
+        // Watched processes that exited: their last figures, and when.
+        let room = body_h.saturating_sub(rows.len());
+        for (pid, (t, last)) in app
+            .exited
+            .iter()
+            .filter(|(pid, _)| !win.contains(**pid))
+            .take(room)
+        {
+            let mut cells: Vec<Cell> = cols
+                .iter()
+                .map(|c| Cell::from((c.value)(last, secs)))
+                .collect();
+            cells[2] = Cell::from("X");
+            let note = format!(
+                "exited {} UTC; last figures shown (pid {pid})",
+                fmt::clock(*t)
+            );
+            if show_cmd {
+                cells.push(Cell::from(note));
+            } else if let Some(c) = cells.get_mut(1) {
+                *c = Cell::from(format!("{} exited", fmt::inert(&last.comm)));
+            }
+            rows.push(Row::new(cells).style(th.dim));
+        }
+        let mut widths: Vec<Constraint> =
+            cols.iter().map(|c| Constraint::Length(c.width)).collect();
+        if show_cmd {
+            widths.push(Constraint::Min(10));
+        }
+        let shown = if win.total == fr.procs.len() {
+            format!("{}", fr.procs.len())
+        } else {
+            format!("{} of {}", win.total, fr.procs.len())
+        };
+        let title = format!(
+            " Processes {shown}  sorted by {} {arrow} ",
+            app.proc_sort.name()
+        );
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .title(Span::styled(title, th.title));
+        let table = Table::new(rows, widths)
+            .header(Row::new(header))
+            .column_spacing(1)
+            .block(block);
+        f.render_widget(table, area);
+    }
+
+    fn draw(app: &App, w: u16, h: u16, table: Renderer) -> Buffer {
+        let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+        let th = Theme::new(app.color);
+        let fr = app.frame.as_ref().unwrap();
+        term.draw(|f| table(f, f.area(), app, fr, &th)).unwrap();
+        term.backend().buffer().clone()
+    }
+
+    type Renderer = fn(&mut TermFrame, Rect, &App, &Frame, &Theme);
+
+    fn apps() -> Vec<(String, App)> {
+        use crate::model::{derive, fixtures};
+        let sys = fixtures::system();
+        let mut out = Vec::new();
+        for bpf in [true, false] {
+            let mut cur = fixtures::incident(2, bpf);
+            // Wide, combining and zero-width text, cut at a column edge.
+            cur.procs[0].comm = "名前名前名前名前x".into();
+            cur.procs[1].cmdline = "\u{301}e\u{301} \u{2060}名前 ".repeat(20).into();
+            let f = derive(&sys, Some(&fixtures::incident(1, bpf)), &cur);
+            for (sel, rev, color) in [(None, false, true), (Some(1817), true, false)] {
+                let mut app = App::new();
+                app.push_frame(f.clone());
+                app.selected_pid = sel;
+                app.proc_reverse = rev;
+                app.color = color;
+                out.push((format!("incident bpf={bpf} sel={sel:?}"), app));
+            }
+        }
+        let f = derive(
+            &sys,
+            Some(&fixtures::synthetic(300, 2, 100)),
+            &fixtures::synthetic(300, 2, 101),
+        );
+        let mut app = App::new();
+        app.push_frame(f.clone());
+        app.selected_pid = Some(f.procs[120].pid);
+        out.push(("synthetic, scrolled".into(), app));
+        let mut app = App::new();
+        app.push_frame(f.clone());
+        app.filter_text = Some("svc-1".into());
+        // Watched processes that exited: one still in the table, two not.
+        for pid in [f.procs[1].pid, 1, 2] {
+            let mut p = f.procs[1].clone();
+            p.pid = pid;
+            app.exited.insert(pid, (1.0e9, p));
+        }
+        out.push(("narrowed, exited rows".into(), app));
+        out
+    }
+
+    /// Row for row, cell for cell, style for style, the body written into the buffer
+    /// is what the Table-based renderer drew, at every width and height.
+    #[test]
+    fn same_buffer_as_the_table_renderer() {
+        for (name, app) in apps() {
+            for w in [
+                20, 40, 47, 48, 55, 56, 60, 70, 77, 80, 100, 110, 120, 135, 160, 200,
+            ] {
+                for h in [1, 2, 3, 4, 7, 12, 30, 60] {
+                    let got = draw(&app, w, h, render);
+                    let want = draw(&app, w, h, reference);
+                    assert_eq!(got, want, "{name} at {w}x{h}");
+                }
+            }
+        }
+    }
 }
