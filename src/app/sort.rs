@@ -174,15 +174,11 @@ pub struct ProcWindow<'a> {
     pub total: usize,
     /// The largest scan miss among all of them.
     pub worst: f64,
-    all: Vec<Keyed<'a>>,
 }
 
-impl ProcWindow<'_> {
-    /// Whether the table (not only the window) has a row for `pid`.
-    pub fn contains(&self, pid: u32) -> bool {
-        self.all.iter().any(|k| k.pid == pid)
-    }
-}
+/// Up to this many rows from the top (the window's end), the window is found in one pass
+/// that keeps only the best rows so far; deeper windows select among all the rows' keys.
+const TOP_PASS_MAX: usize = 512;
 
 /// The same rows, in the same order, as `sorted_procs` (narrowed by `keep`) from the
 /// selected row's position on, as the table scrolls: the selection is the last row on
@@ -196,18 +192,67 @@ pub fn proc_window<'a>(
     height: usize,
 ) -> ProcWindow<'a> {
     let cmp = comparator(key, reverse);
-    let (mut all, worst) = keyed(frame, key, keep);
+    let keyed_at = |i: usize, p: &'a ProcFrame| Keyed {
+        num: key.number(p).unwrap_or(-1.0),
+        pid: p.pid,
+        idx: i as u32,
+        row: p,
+    };
     // The selected row's display index: how many rows sort before it.
     let selected = selected_pid
         .and_then(|pid| {
-            all.iter()
-                .filter(|k| k.pid == pid)
-                .map(|c| all.iter().filter(|k| cmp(k, c) == Ordering::Less).count())
-                .min()
+            let sel: Vec<Keyed> = (frame.procs.iter().enumerate())
+                .filter(|(_, p)| p.pid == pid && keep(p))
+                .map(|(i, p)| keyed_at(i, p))
+                .collect();
+            (!sel.is_empty()).then(|| {
+                let mut before = vec![0usize; sel.len()];
+                for (i, p) in frame.procs.iter().enumerate() {
+                    if !keep(p) {
+                        continue;
+                    }
+                    let k = keyed_at(i, p);
+                    for (c, n) in sel.iter().zip(before.iter_mut()) {
+                        *n += usize::from(cmp(&k, c) == Ordering::Less);
+                    }
+                }
+                before.into_iter().min().unwrap_or(0)
+            })
         })
         .unwrap_or(0);
+    let first_of = |n: usize| selected.saturating_sub(height.saturating_sub(1)).min(n);
+    // Near the top, keep only the best `k` rows (those down to the window's end) in one
+    // pass: no copy of every row's key, and most rows cost one comparison.
+    let k = (selected + 1).max(height);
+    if height > 0 && k <= TOP_PASS_MAX {
+        let mut best: Vec<Keyed> = Vec::with_capacity(k + 1);
+        let (mut total, mut worst) = (0usize, 0.0f64);
+        for (i, p) in frame.procs.iter().enumerate() {
+            if !keep(p) {
+                continue;
+            }
+            total += 1;
+            worst = worst.max(p.scan_miss);
+            let r = keyed_at(i, p);
+            if best.len() == k && cmp(&r, &best[k - 1]) != Ordering::Less {
+                continue;
+            }
+            let at = best.partition_point(|b| cmp(b, &r) == Ordering::Less);
+            best.insert(at, r);
+            best.truncate(k);
+        }
+        let first = first_of(total);
+        return ProcWindow {
+            rows: best.iter().skip(first).map(|k| k.row).collect(),
+            first,
+            selected,
+            total,
+            worst,
+        };
+    }
+    let (mut all, worst) = keyed(frame, key, keep);
     let n = all.len();
-    let first = selected.saturating_sub(height.saturating_sub(1)).min(n);
+    let first = first_of(n);
     let end = (first + height).min(n);
     if first > 0 && first < n {
         all.select_nth_unstable_by(first, &cmp);
@@ -224,7 +269,6 @@ pub fn proc_window<'a>(
         selected,
         total: n,
         worst,
-        all,
     }
 }
 
@@ -301,7 +345,7 @@ mod tests {
                     Some(pids[pids.len() - 1]),
                 ];
                 for sel in sels.into_iter().chain([Some(3), Some(frame.procs[10].pid)]) {
-                    for h in [1, 2, 5, 30, 500] {
+                    for h in [1, 2, 5, 30, 500, 600] {
                         let w = proc_window(&frame, key, reverse, keep, sel, h);
                         let at = sel.and_then(|s| pids.iter().position(|&p| p == s));
                         let at = at.unwrap_or(0);

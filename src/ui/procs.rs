@@ -380,7 +380,12 @@ mod tests {
         for (pid, (t, last)) in app
             .exited
             .iter()
-            .filter(|(pid, _)| !win.contains(**pid))
+            .filter(|(pid, _)| {
+                let text = app.narrow_text();
+                !fr.procs
+                    .iter()
+                    .any(|p| p.pid == **pid && text.is_none_or(|t| matches_text(p, t)))
+            })
             .take(room)
         {
             let mut cells: Vec<Cell> = cols
