@@ -250,6 +250,10 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         }
     }
 
+    // The process joins are done: free them before the thread joins allocate theirs, so
+    // a derive touches less fresh memory (at 10,000 rows each of these is 40-560 KB).
+    drop((seen, prev_scan, sys_proc_threads, prev_proc_threads));
+
     // Threads.
     let threads = thread_frames(cur, prev, interval_ns, interval_s, tck);
 
