@@ -418,14 +418,12 @@ fn kernel_lock_callers_keep_paths_apart() {
         "__traceiter",
         "bpf_",
     ];
+    // "?" is a wait whose stack could not be stored (counted in contention_drops).
     for (lock, caller) in rows.keys() {
-        assert!(
-            !caller.is_empty() && caller != "?",
-            "lock {lock}: a row without a caller"
-        );
+        assert!(!caller.is_empty(), "lock {lock}: a row without a caller");
         assert!(
             !lock_fns.iter().any(|p| caller.starts_with(p)),
-            "lock {lock}: the caller {caller} is locking code"
+            "lock {lock}: the caller {caller} is locking code: {rows:?}"
         );
     }
     // The futex hash bucket's lock, reached from the wait and from the wake path.
