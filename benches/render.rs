@@ -21,6 +21,8 @@ mod procs {
 use micro::SHAPES;
 
 fn derive(c: &mut Criterion) {
+    // ttop's allocator settings (src/main.rs): measure what ttop runs.
+    ttop::util::tune_allocator();
     let mut g = c.benchmark_group("derive");
     for s in SHAPES {
         let (sys, prev, cur) = micro::samples(s);

@@ -12,6 +12,7 @@ use ttop::model::{Sample, derive};
 use ttop::record::writer::{Writer, header_for};
 
 fn main() -> ExitCode {
+    ttop::util::tune_allocator();
     let cli = Cli::parse();
     if cli.rt {
         // The whole process, before any thread starts (threads inherit it): loading the

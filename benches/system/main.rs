@@ -6,6 +6,8 @@ mod common;
 mod suite;
 
 fn main() {
+    // Items 4's derive and render run in this process: with ttop's allocator settings.
+    ttop::util::tune_allocator();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut opts = if args.iter().any(|a| a == "--quick") {
         suite::Opts::quick()
