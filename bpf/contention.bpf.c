@@ -885,7 +885,13 @@ static __always_inline int mmap_start(struct mm_struct *mm, bool write)
 			__sync_fetch_and_add(&st->waiting, 1);
 		}
 	}
-	bpf_map_update_elem(&mmap_ops, &tid, &op, BPF_ANY);
+	/* Only this thread touches its entry: overwrite it in place. An LRU hash update
+	 * takes a fresh node off the free list and swaps it in, several times the cost
+	 * of this store; only a thread's first mmap_lock call needs one. */
+	if (old)
+		*old = op;
+	else
+		bpf_map_update_elem(&mmap_ops, &tid, &op, BPF_ANY);
 	return 0;
 }
 
