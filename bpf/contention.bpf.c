@@ -145,31 +145,6 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } kstacks SEC(".maps");
 
-/* Path signature -> walked stack (see struct ttop_path in ttop.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, TTOP_MAX_PATHS);
-	__type(key, struct ttop_path_key);
-	__type(value, struct ttop_path);
-} lock_paths SEC(".maps");
-
-/* Scratch for a path signature: the stack words read above the tracepoint arguments
- * and what was picked from them. */
-struct path_scratch {
-	__u64 scan[TTOP_PATH_SCAN];
-	struct ttop_path p;
-	__u64 h;
-	__u32 n;
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct path_scratch);
-} path_scan SEC(".maps");
-
 /* ---- mmap_lock ---- */
 
 #define MM_HOLDS 4
@@ -592,106 +567,6 @@ static __always_inline void lock_account(struct ttop_lock_wait *w, __u64 now)
 	s->last_tid = (__u32)pid_tgid;
 }
 
-/* Kernel image and module addresses (text, and some static data) start here; stack,
- * heap and vmalloc addresses lie below. */
-#define KERNEL_IMAGE_START 0xffffffff80000000ULL
-
-/* Whether the code just before `ip` is a call instruction, as before a return address
- * (call rel32, call *%reg, call *disp32(%rip)): function pointers and stale data on
- * the stack mostly are not. A miss only costs walks (see ttop.h). */
-static __always_inline bool after_call(__u64 ip)
-{
-	__u8 b[8];
-
-	if (bpf_probe_read_kernel(b, sizeof(b), (void *)(ip - 8)))
-		return false;
-	return b[3] == 0xe8 ||                                  /* e8 rel32 */
-	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||       /* ff d0+r */
-	       (b[5] == 0x41 && b[6] == 0xff && (b[7] & 0xf8) == 0xd0) ||
-	       (b[2] == 0xff && b[3] == 0x15);                  /* ff 15 disp32 */
-}
-
-struct path_loop {
-	struct path_scratch *x;
-};
-
-/* One step of the signature scan (a bpf_loop callback, so the verifier checks it once). */
-static long path_step(__u64 i, struct path_loop *l)
-{
-	struct path_scratch *x = l->x;
-	__u64 v;
-	__u32 n;
-
-	if (i >= TTOP_PATH_SCAN)
-		return 1;
-	v = x->scan[i];
-	if (v < KERNEL_IMAGE_START || !after_call(v))
-		return 0;
-	n = x->n;
-	if (n >= TTOP_PATH_WORDS)
-		return 1;
-	x->p.word[n] = v;
-	x->p.pos[n] = i;
-	x->h = (x->h ^ (v + i)) * 0x100000001b3ULL;
-	x->h ^= x->h >> 29;
-	x->n = n + 1;
-	return n + 1 >= TTOP_PATH_WORDS;
-}
-
-/* The kernel stack id of this lock wait: reused from an earlier wait with the same path
- * signature once user space has checked it, else walked (see ttop.h). `args` is the
- * raw tracepoint's argument array, which lives on the kernel stack in the frame of
- * the function that ran the BPF program, so the words above it are the frames of the
- * locking code and its caller. */
-static __always_inline __s32 lock_kstack(void *ctx)
-{
-	__u32 zero = 0;
-	struct path_scratch *x = bpf_map_lookup_elem(&path_scan, &zero);
-	struct path_loop l;
-	struct ttop_path *cached;
-	struct ttop_path_key key = {};
-	__s32 id;
-	__u32 n;
-	int i;
-
-	/* bpf_loop came in 5.17: without it, walk every time. */
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop))
-		return bpf_get_stackid(ctx, &kstacks, 0);
-	if (!x || bpf_probe_read_kernel(x->scan, sizeof(x->scan), ctx))
-		return bpf_get_stackid(ctx, &kstacks, 0);
-	__builtin_memset(&x->p, 0, sizeof(x->p));
-	x->h = 0xcbf29ce484222325ULL;
-	x->n = 0;
-	l.x = x;
-	bpf_loop(TTOP_PATH_SCAN, path_step, &l, 0);
-	n = x->n;
-	if (n == 0)
-		return bpf_get_stackid(ctx, &kstacks, 0);
-	key.hash = x->h;
-	cached = bpf_map_lookup_elem(&lock_paths, &key);
-	if (cached) {
-		bool same = cached->nwords == n;
-
-		for (i = 0; i < TTOP_PATH_WORDS; i++)
-			if (cached->word[i] != x->p.word[i] || cached->pos[i] != x->p.pos[i])
-				same = false;
-		if (same && cached->state == TTOP_PATH_OK) {
-			cached->hits++;
-			return cached->kstack;
-		}
-		/* Not checked yet, ambiguous, or a hash collision: walk. */
-		return bpf_get_stackid(ctx, &kstacks, 0);
-	}
-	id = bpf_get_stackid(ctx, &kstacks, 0);
-	if (id >= 0) {
-		x->p.kstack = id;
-		x->p.nwords = n;
-		x->p.state = TTOP_PATH_NEW;
-		bpf_map_update_elem(&lock_paths, &key, &x->p, BPF_NOEXIST);
-	}
-	return id;
-}
-
 static __always_inline bool is_spin(__u32 flags)
 {
 	return (flags & TTOP_LCB_F_SPIN) && !(flags & TTOP_LCB_F_MUTEX);
@@ -709,7 +584,6 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 		__u32 zero = 0;
 		struct ttop_spin_waits *sw = bpf_map_lookup_elem(&spin_waits, &zero);
 		int i, free_slot = -1;
-		__s32 kstack;
 
 		if (!sw)
 			return 0;
@@ -723,9 +597,6 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 			cdrop(CDROP_LOCK_NEST);
 			return 0;
 		}
-		kstack = lock_kstack(ctx);
-		if (kstack < 0)
-			cdrop(CDROP_STACKS);
 		/* Constant index for the verifier. */
 		for (i = 0; i < SPIN_SLOTS; i++) {
 			if (i != free_slot)
@@ -734,7 +605,9 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 			sw->slot[i].start_ns = now;
 			sw->slot[i].flags = flags;
 			sw->slot[i].is_mmap = 0;
-			sw->slot[i].kstack = kstack;
+			sw->slot[i].kstack = bpf_get_stackid(ctx, &kstacks, 0);
+			if (sw->slot[i].kstack < 0)
+				cdrop(CDROP_STACKS);
 		}
 		return 0;
 	}
@@ -755,7 +628,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 		nw.lock = addr;
 		nw.start_ns = now;
 		nw.flags = flags;
-		nw.kstack = lock_kstack(ctx);
+		nw.kstack = bpf_get_stackid(ctx, &kstacks, 0);
 		if (nw.kstack < 0)
 			cdrop(CDROP_STACKS);
 		if (own && addr == mmap_lock_addr(own))

@@ -151,38 +151,6 @@ struct ttop_lock_stats {
 	char comm[16];      /* the last waiter's comm */
 };
 
-/* Kernel lock waits: a stack walk costs 1.5-3 us (mostly fixed cost, not depth), too
- * much for one per contended lock under a storm. Instead, contention_begin reads the
- * words just above its tracepoint arguments on the kernel stack (the return addresses
- * of the locking frames and of their caller) and keeps the first TTOP_PATH_WORDS that
- * point into kernel text, with their positions: a path signature. The first wait
- * with a new signature is walked; user space then checks that the walked stack's
- * frames, up to the first one outside the locking code (the caller shown), are among
- * the signature's words, in order. Only then do later waits with the same signature
- * reuse the stack: the return address chain up to the caller is then the same, so the
- * caller is exact. A signature that fails the check is walked every time. */
-#define TTOP_PATH_WORDS 5
-#define TTOP_PATH_SCAN 64         /* stack words read above the tracepoint arguments */
-#define TTOP_MAX_PATHS 4096
-
-#define TTOP_PATH_NEW 0           /* walked once, not yet checked by user space */
-#define TTOP_PATH_OK 1            /* checked: reuse the stack */
-#define TTOP_PATH_WALK 2          /* checked and ambiguous: walk every time */
-
-struct ttop_path_key {
-	__u64 hash;                   /* of (position, value) of the words below */
-};
-
-struct ttop_path {
-	__u64 word[TTOP_PATH_WORDS];  /* kernel-text words above the arguments, innermost first */
-	__u8 pos[TTOP_PATH_WORDS];    /* their positions in the scan (word index) */
-	__s32 kstack;                 /* the stack walked for the first wait */
-	__u32 state;                  /* TTOP_PATH_* (user space moves NEW to OK or WALK) */
-	__u32 nwords;
-	__u32 pad;
-	__u64 hits;                   /* waits that reused the stack (racy: a statistic) */
-};
-
 /* Hash key for mmap_lock waits and holds. waiter_tid 0 is the holder's own row:
  * the time the holder held the lock while someone waited for it. */
 struct ttop_mmap_key {

@@ -90,26 +90,6 @@ fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
         .collect()
 }
 
-/// Whether a path signature's `words` (kernel-text words above the tracepoint's
-/// arguments, innermost first) hold the walked stack `ips` from the signature's first
-/// word through the caller frame, in order (see `check_lock_paths`).
-fn path_covers_caller(syms: &mut Symbolizer, id: i32, ips: &[u64], words: &[u64]) -> bool {
-    let Some(&first) = words.first() else {
-        return false;
-    };
-    let Some(start) = ips.iter().position(|&ip| ip == first) else {
-        return false;
-    };
-    let caller = syms.kernel_caller(id, ips);
-    // The caller frame: the first whose own name is the caller's (names carry offsets).
-    let Some(end) = (start..ips.len()).find(|&i| syms.kernel_caller(-1, &ips[i..=i]) == caller)
-    else {
-        return false;
-    };
-    let mut w = words.iter();
-    ips[start..=end].iter().all(|ip| w.any(|x| x == ip))
-}
-
 impl Drop for ContentionCollector {
     /// Detaching a syscall tracepoint waits for kernel grace periods (~40 ms each on
     /// 6.18). The kernel serialises part of it, but dropping the ten futex links side by
@@ -338,10 +318,6 @@ impl ContentionCollector {
         out.futex_threads = t.threads;
         out.futex_procs = t.procs;
 
-        if self.locks_ok {
-            self.check_lock_paths();
-        }
-        let maps = &self.skel.maps;
         map_read::for_each(&maps.locks, |k, v| {
             let key: types::ttop_lock_key = from_bytes(k);
             let s: types::ttop_lock_stats = from_bytes(v);
@@ -421,34 +397,6 @@ impl ContentionCollector {
         // SAFETY: as in load(); starts a new interval for the max trackers.
         unsafe { std::ptr::write_volatile(&mut data.tick_gen, tick_gen + 1) };
         out
-    }
-
-    /// Check the kernel-lock path signatures walked since the last tick (see struct
-    /// ttop_path in bpf/ttop.h): a signature may stand for its stack only if the walked
-    /// stack's frames, from the first one in the signature up to the caller (the first
-    /// frame outside the locking code, which is what the lock table shows), are all in
-    /// the signature, in order. Then every later wait with that signature returned
-    /// through the same chain of call sites up to the caller, and reusing the stack
-    /// names the right caller. Otherwise the signature's waits keep being walked.
-    fn check_lock_paths(&mut self) {
-        let maps = &self.skel.maps;
-        let mut pending: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        map_read::for_each(&maps.lock_paths, |k, v| {
-            let p: types::ttop_path = from_bytes(v);
-            if p.state == 0 {
-                pending.push((k.to_vec(), v.to_vec()));
-            }
-        });
-        let off = std::mem::offset_of!(types::ttop_path, state);
-        for (k, mut v) in pending {
-            let p: types::ttop_path = from_bytes(&v);
-            let ips = stack_ips(&self.skel.maps.kstacks, p.kstack);
-            let n = (p.nwords as usize).min(p.word.len());
-            let ok = path_covers_caller(&mut self.syms, p.kstack, &ips, &p.word[..n]);
-            let state: u32 = if ok { 1 } else { 2 };
-            v[off..off + 4].copy_from_slice(&state.to_ne_bytes());
-            let _ = self.skel.maps.lock_paths.update(&k, &v, MapFlags::EXIST);
-        }
     }
 
     /// Name the waiter stacks of the futex words with the most contended waits this
