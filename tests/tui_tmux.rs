@@ -237,6 +237,10 @@ fn a_vanished_terminal_ends_ttop() {
             .output()
             .unwrap();
         let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        // Not the setsid wrapper (its command line names ttop too): a wrapper killed by
+        // SIGHUP would pass this test while ttop spun on.
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        assert_eq!(comm.trim(), "ttop", "pid {pid} is not ttop");
         drop(t); // kill-session: the pty's master side closes
         assert!(
             exited_within(pid, Duration::from_secs(3)),

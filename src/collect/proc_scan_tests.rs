@@ -1,0 +1,242 @@
+//! Tests of the /proc scanner: the hand parser against the procfs crate, and a real scan
+//! against what procfs reads.
+use super::*;
+
+#[test]
+fn parses_proc_stat() {
+    let t = "cpu  10 0 5 100 1 0 0 0 0 0\ncpu0 4 1 2 50 1 3 4 5 0 0\ncpu1 6 0 3 50 0 0 0 0 0 0\n\
+             intr 1 2 3\nctxt 123456\nbtime 1\nprocesses 789\nprocs_running 3\nprocs_blocked 1\n";
+    let s = parse_stat(t);
+    assert_eq!(s.cpus.len(), 2);
+    assert_eq!(
+        s.cpus[0],
+        CpuTimes {
+            cpu: 0,
+            user: 4,
+            nice: 1,
+            system: 2,
+            idle: 50,
+            iowait: 1,
+            irq: 3,
+            softirq: 4,
+            steal: 5
+        }
+    );
+    assert_eq!(s.ctxt, 123456);
+    assert_eq!(s.forks, 789);
+    assert_eq!(s.procs_running, 3);
+    assert_eq!(s.procs_blocked, 1);
+}
+
+/// What the procfs crate made of a stat line (the scan's parser before).
+fn with_procfs(line: &[u8]) -> Option<StatFields> {
+    use procfs::FromRead;
+    let st = procfs::process::Stat::from_read(line).ok()?;
+    Some(StatFields {
+        pid: st.pid as u32,
+        comm: st.comm.into(),
+        state: st.state,
+        ppid: st.ppid as u32,
+        utime: st.utime,
+        stime: st.stime,
+        num_threads: st.num_threads.max(0) as u32,
+        starttime: st.starttime,
+        rss: st.rss,
+    })
+}
+
+#[test]
+fn stat_parser_agrees_with_procfs() {
+    let tail = "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 \
+                31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49\n";
+    let lines: Vec<String> = [
+        "123 (bash) S ",
+        "7 (a b) R ",
+        "8 (x) (y)) D ",
+        "9 ((()) Z ",
+        "10 () I ",
+    ]
+    .iter()
+    .map(|h| format!("{h}{tail}"))
+    .collect();
+    for l in &lines {
+        let ours = parse_pid_stat(l.as_bytes());
+        assert!(ours.is_some(), "{l}");
+        assert_eq!(ours, with_procfs(l.as_bytes()), "{l}");
+    }
+    let f = parse_pid_stat(lines[2].as_bytes()).unwrap();
+    assert_eq!((&*f.comm, f.state, f.ppid), ("x) (y)", 'D', 1));
+    assert_eq!(
+        (f.utime, f.stime, f.num_threads, f.starttime, f.rss),
+        (11, 12, 17, 19, 21)
+    );
+    // Invalid UTF-8 in a comm is replaced, as procfs did.
+    let mut raw = b"11 (\xffz) S ".to_vec();
+    raw.extend_from_slice(tail.as_bytes());
+    assert_eq!(parse_pid_stat(&raw), with_procfs(&raw));
+    // Real files of quiet processes: ours and procfs's read of the same bytes.
+    for p in ["/proc/self/stat", "/proc/1/stat", "/proc/self/task/1/stat"] {
+        if let Ok(b) = std::fs::read(p) {
+            assert_eq!(parse_pid_stat(&b), with_procfs(&b), "{p}");
+        }
+    }
+    assert_eq!(parse_pid_stat(b"12 (x S 1 2"), None);
+    assert_eq!(parse_pid_stat(b"12 (x) S 1 2 3"), None);
+    let t = parse_stat_upto(lines[1].as_bytes(), 12).unwrap();
+    assert_eq!(
+        (t.pid, &*t.comm, t.state, t.utime, t.stime),
+        (7, "a b", 'R', 11, 12)
+    );
+}
+
+#[test]
+fn cmdline_as_procfs_joined_it() {
+    assert_eq!(parse_cmdline(b"/bin/sleep\x0010\x00"), "/bin/sleep 10");
+    assert_eq!(parse_cmdline(b"a\x00\x00b c\x00"), "a b c");
+    assert_eq!(parse_cmdline(b""), "");
+    assert_eq!(parse_cmdline(b"bad\xff\x00"), "");
+}
+
+#[test]
+fn scan_finds_this_process_and_its_threads() {
+    let me = std::process::id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let t = std::thread::spawn(move || {
+        let _ = rx.recv();
+    });
+    let mut sc = ProcScanner::new(None);
+    let all = sc.scan();
+    let p = all.iter().find(|p| p.pid == me).expect("own process");
+    let cmd = procfs::process::Process::myself()
+        .unwrap()
+        .cmdline()
+        .unwrap()
+        .join(" ");
+    assert_eq!(*p.cmdline, *cmd);
+    let tids: Vec<u32> = procfs::process::Process::myself()
+        .unwrap()
+        .tasks()
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|t| t.tid as u32)
+        .collect();
+    let ours: Vec<u32> = p.tasks.iter().map(|t| t.tid).collect();
+    assert_eq!(ours, tids);
+    assert!(p.num_threads >= 2);
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() } as u32;
+    assert!(p.tasks.iter().any(|t| t.tid == tid && t.state == 'R'));
+    assert!(all.iter().any(|p| p.pid == 1));
+    // A second scan reuses the cached cmdline; -p scans only what it names.
+    let again = ProcScanner::new(Some(vec![me, u32::MAX - 1])).scan();
+    assert_eq!(again.len(), 1);
+    assert_eq!(*again[0].cmdline, *cmd);
+    let _ = tx.send(());
+    t.join().unwrap();
+}
+
+#[test]
+fn single_threaded_process_has_its_one_task() {
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the child has exec'd sleep (comm changes from ours) and sleeps.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let p = loop {
+        let all = ProcScanner::new(Some(vec![pid])).scan();
+        match all.into_iter().next() {
+            Some(p) if &*p.comm == "sleep" && p.state == 'S' => break p,
+            _ if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => panic!("child not seen as sleep: {other:?}"),
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(p.num_threads, 1);
+    assert_eq!(p.tasks.len(), 1);
+    let t = &p.tasks[0];
+    assert_eq!((t.tid, &*t.comm, t.state), (pid, "sleep", 'S'));
+}
+
+/// One process as the procfs crate saw it: (ppid, comm, cmdline, (tid, comm)s).
+type Seen = (u32, String, String, Vec<(u32, String)>);
+
+fn procfs_view(p: &procfs::process::Process) -> Option<(u64, Seen)> {
+    let st = p.stat().ok()?;
+    let cmd = p.cmdline().map(|v| v.join(" ")).unwrap_or_default();
+    let tasks = p
+        .tasks()
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|t| t.stat().ok())
+        .map(|t| (t.pid as u32, t.comm))
+        .collect();
+    Some((st.starttime, (st.ppid as u32, st.comm, cmd, tasks)))
+}
+
+fn our_view(p: &ProcScan) -> Seen {
+    let tasks = p
+        .tasks
+        .iter()
+        .map(|t| (t.tid, t.comm.to_string()))
+        .collect();
+    (p.ppid, p.comm.to_string(), p.cmdline.to_string(), tasks)
+}
+
+/// The whole scan against the procfs crate (what the scan used before), on the live
+/// machine: for every process both saw (same pid and start time) the same identity,
+/// command line and threads. A process that changed between the two reads (exec,
+/// re-parented, a thread came or went) is read again by both, a few times.
+#[test]
+fn scan_agrees_with_procfs() {
+    let ours = ProcScanner::new(None).scan();
+    let theirs: HashMap<(u32, u64), Seen> = procfs::process::all_processes()
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|p| procfs_view(&p).map(|(start, v)| ((p.pid() as u32, start), v)))
+        .collect();
+    let mut compared = 0;
+    for p in &ours {
+        let Some(seen) = theirs.get(&(p.pid, p.starttime)) else {
+            continue;
+        };
+        compared += 1;
+        if our_view(p) == *seen {
+            continue;
+        }
+        let agree = (0..5).any(|_| {
+            let a = ProcScanner::new(Some(vec![p.pid])).scan();
+            let b = procfs::process::Process::new(p.pid as i32)
+                .ok()
+                .and_then(|q| procfs_view(&q));
+            match (a.first(), b) {
+                (Some(a), Some((start, b))) => a.starttime != start || our_view(a) == b,
+                _ => true, // gone
+            }
+        });
+        assert!(agree, "{}: {:?} vs {:?}", p.pid, our_view(p), seen);
+    }
+    assert!(
+        compared > 0 && compared + 50 >= ours.len(),
+        "{compared} of {}",
+        ours.len()
+    );
+}
+
+#[test]
+fn paths_are_built_as_proc_names_them() {
+    let mut b = [0u8; 48];
+    assert_eq!(pid_path(&mut b, 0, None, b"stat").to_bytes(), b"0/stat");
+    assert_eq!(
+        pid_path(&mut b, 4242, None, b"task").to_bytes(),
+        b"4242/task"
+    );
+    assert_eq!(
+        pid_path(&mut b, u32::MAX, Some(u32::MAX), b"cmdline").to_bytes(),
+        b"4294967295/task/4294967295/cmdline"
+    );
+}
