@@ -249,11 +249,20 @@ fn sleeper_latency_matches_its_own_measure() {
         }
         assert_within("p99 latency (us)", f(&row["p99_us"]), p99, 0.20);
         assert_within("max latency (us)", f(&row["max_us"]), max, 0.20);
-        let dt = (f(&row["max_at"]) - max_at).abs();
+        // max_at must be a wakeup the workload itself found as late as its worst (within
+        // the same 20%): when several wakeups tie near the maximum, ttop's clock (wakeup
+        // to on-CPU) and the workload's (intended to actual wake) may rank them
+        // differently by a few µs.
+        let at = f(&row["max_at"]);
+        let worst_near = wakes
+            .iter()
+            .filter(|(w, _)| (w - at).abs() < 0.005)
+            .map(|(_, late)| *late)
+            .fold(0.0, f64::max);
         assert!(
-            dt < 0.005,
-            "max_at {:.4} is {dt:.4}s away from the workload's worst wakeup",
-            f(&row["max_at"])
+            worst_near >= 0.8 * max,
+            "max_at {at:.4}: the workload's latest wakeup within 5 ms of it was \
+             {worst_near:.0}us, its worst in the window {max:.0}us at {max_at:.4}"
         );
         checked += 1;
     }
