@@ -32,6 +32,9 @@ pub struct Collector {
     irq: Option<IrqCollector>,
     contention: Option<ContentionCollector>,
     scanner: ProcScanner,
+    /// /proc/stat, loadavg, uptime and /proc/interrupts, kept open.
+    system: proc_scan::SystemFiles,
+    interrupts: super::proc_files::SysFile,
     mode: Mode,
     seq: u64,
     filter: Option<FilterSpec>,
@@ -131,6 +134,8 @@ impl Collector {
             irq,
             contention,
             scanner: ProcScanner::new(None),
+            system: proc_scan::SystemFiles::default(),
+            interrupts: super::proc_files::SysFile::new(c"/proc/interrupts"),
             filter: filter_spec(cfg),
             active: None,
             mode,
@@ -176,7 +181,7 @@ impl Collector {
             s.begin_scan();
         }
         let procs = self.scanner.scan();
-        let stat = proc_scan::read_system();
+        let stat = self.system.read();
         let mono = mono_ns();
         let wall = wall_ns();
         let runnable: std::collections::HashSet<u32> = procs
@@ -184,7 +189,7 @@ impl Collector {
             .flat_map(|p| p.tasks.iter().filter(|t| t.state == 'R').map(|t| t.tid))
             .collect();
         let mut bpf = self.sched.as_mut().map(|s| s.read(mono, &runnable));
-        let interrupts = crate::model::irq::ProcInterrupts::read();
+        let interrupts = crate::model::irq::ProcInterrupts::parse(self.interrupts.read());
         let irq = self.irq.as_mut().map(|c| {
             let (s, drops) = c.read();
             if let Some(b) = bpf.as_mut() {

@@ -7,6 +7,7 @@ pub mod filter;
 pub mod irq;
 pub mod kallsyms;
 pub mod map_read;
+pub mod proc_files;
 pub mod proc_scan;
 pub mod sched;
 pub mod symbols;

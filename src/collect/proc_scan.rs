@@ -3,14 +3,15 @@
 //!
 //! It must be cheap and harmless to the processes it looks at: it never reads
 //! /proc/PID/environ, maps or smaps (they take the target's mmap_lock: seed 002),
-//! it reads cmdline once per new process, and every file of a process is opened
-//! relative to the process directory it opened once (procfs keeps a dirfd).
+//! it reads cmdline once per new process, and it keeps the stat files open from tick to
+//! tick (see proc_files.rs): the same text as opening them again, at half the cost.
 
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
+use super::proc_files::{KeptFiles, SysFile, open_at, read_at};
 use crate::model::sample::{CpuTimes, ProcScan, ProcStat, TaskScan};
 
 #[derive(Default)]
@@ -24,6 +25,8 @@ pub struct ProcScanner {
     dents: Vec<u8>,
     pids: Vec<u32>,
     tids: Vec<u32>,
+    /// The stat files of processes and threads, kept open between ticks.
+    stats: KeptFiles,
 }
 
 /// The fields of /proc/PID/stat (or task/TID/stat) the scan keeps. Field numbers as in
@@ -103,52 +106,6 @@ fn parse_int(s: &[u8]) -> Option<i64> {
             .and_then(|v| i64::try_from(v).ok())
             .map(|v| -v),
         None => parse_uint(s).and_then(|v| i64::try_from(v).ok()),
-    }
-}
-
-/// openat(dir, name) read-only; None if it failed (the process may have exited).
-fn open_at(dir: RawFd, name: &CStr, flags: libc::c_int) -> Option<OwnedFd> {
-    // SAFETY: a valid NUL-terminated path; the fd returned is owned by the OwnedFd.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_RDONLY | libc::O_CLOEXEC) };
-    // SAFETY: fd is a fresh descriptor nobody else owns.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Read a whole /proc file relative to `dir` into `buf` (cleared first): raw reads, no
-/// allocation once the buffer has grown to fit. Like top, a read that does not fill the
-/// space offered is the end (proc files produce their text in one go).
-fn read_at(dir: RawFd, name: &CStr, buf: &mut Vec<u8>) -> bool {
-    buf.clear();
-    let Some(fd) = open_at(dir, name, 0) else {
-        return false;
-    };
-    if buf.capacity() < 4096 {
-        buf.reserve(4096);
-    }
-    loop {
-        let spare = buf.capacity() - buf.len();
-        // SAFETY: reads into the vector's spare capacity, then extends its length by
-        // exactly what the kernel wrote.
-        let n = unsafe {
-            libc::read(
-                fd.as_raw_fd(),
-                buf.as_mut_ptr().add(buf.len()).cast(),
-                spare,
-            )
-        };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return false;
-        }
-        let n = n as usize;
-        // SAFETY: the kernel initialised these n bytes.
-        unsafe { buf.set_len(buf.len() + n) };
-        if n < spare {
-            return true;
-        }
-        buf.reserve(buf.capacity());
     }
 }
 
@@ -269,24 +226,50 @@ pub fn parse_stat(text: &str) -> ProcStat {
     st
 }
 
-/// Read /proc/stat, /proc/loadavg and /proc/uptime.
+/// Read /proc/stat, /proc/loadavg and /proc/uptime (once; the collector keeps them open
+/// with [`SystemFiles`]).
 pub fn read_system() -> ProcStat {
-    let mut st = std::fs::read_to_string("/proc/stat")
-        .map(|t| parse_stat(&t))
-        .unwrap_or_default();
-    if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
-        for (i, v) in l.split_ascii_whitespace().take(3).enumerate() {
-            st.loadavg[i] = v.parse().unwrap_or(0.0);
+    SystemFiles::default().read()
+}
+
+/// /proc/stat, /proc/loadavg and /proc/uptime, kept open.
+pub struct SystemFiles {
+    stat: SysFile,
+    loadavg: SysFile,
+    uptime: SysFile,
+}
+
+impl Default for SystemFiles {
+    fn default() -> Self {
+        Self {
+            stat: SysFile::new(c"/proc/stat"),
+            loadavg: SysFile::new(c"/proc/loadavg"),
+            uptime: SysFile::new(c"/proc/uptime"),
         }
     }
-    if let Ok(u) = std::fs::read_to_string("/proc/uptime") {
-        st.uptime_s = u
+}
+
+impl SystemFiles {
+    pub fn read(&mut self) -> ProcStat {
+        let mut st = parse_stat(self.stat.read());
+        for (i, v) in self
+            .loadavg
+            .read()
+            .split_ascii_whitespace()
+            .take(3)
+            .enumerate()
+        {
+            st.loadavg[i] = v.parse().unwrap_or(0.0);
+        }
+        st.uptime_s = self
+            .uptime
+            .read()
             .split_ascii_whitespace()
             .next()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0);
+        st
     }
-    st
 }
 
 /// /proc/stat procs_running alone, cheaply (for tests and reference sampling).
@@ -324,7 +307,8 @@ impl ProcScanner {
             // A process can vanish at any point of the scan; whatever failed is skipped.
             // Files are opened by path from /proc ("PID/stat"), not through an opened
             // PID directory: that was one open and close more per process, per tick.
-            if !read_at(
+            if !self.stats.read(
+                (pid, 0),
                 proc_dir,
                 pid_path(&mut path, pid, None, b"stat"),
                 &mut self.buf,
@@ -372,6 +356,7 @@ impl ProcScanner {
             });
         }
         self.pids = pids;
+        self.stats.end_tick();
         // Only processes still alive keep their cached cmdline.
         self.cmdlines = live;
         out
@@ -380,7 +365,8 @@ impl ProcScanner {
     /// The one thread of a single-threaded process: /proc/PID/task/PID/stat.
     fn read_task(&mut self, proc_dir: RawFd, pid: u32) -> Option<TaskScan> {
         let mut path = [0u8; 48];
-        if !read_at(
+        if !self.stats.read(
+            (pid, pid),
             proc_dir,
             pid_path(&mut path, pid, Some(pid), b"stat"),
             &mut self.buf,
@@ -413,7 +399,8 @@ impl ProcScanner {
         let mut tasks = Vec::with_capacity(tids.len());
         let mut tid_path = [0u8; 48];
         for &tid in &tids {
-            if !read_at(
+            if !self.stats.read(
+                (pid, tid),
                 task_dir.as_raw_fd(),
                 pid_path(&mut tid_path, tid, None, b"stat"),
                 &mut self.buf,

@@ -162,6 +162,67 @@ fn single_threaded_process_has_its_one_task() {
     assert_eq!((t.tid, &*t.comm, t.state), (pid, "sleep", 'S'));
 }
 
+/// Scans after the first read kept stat files: they see what changed (a child that
+/// exited and was reaped is gone, and so are its kept files; a thread that exited is
+/// gone from its process; CPU time moves), never a stale copy.
+#[test]
+fn later_scans_through_kept_files_see_changes() {
+    let me = std::process::id();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        // SAFETY: gettid has no preconditions.
+        tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
+        let _ = rx.recv();
+    });
+    let tid = tid_rx.recv().unwrap();
+    let mut sc = ProcScanner::new(None);
+    let first = sc.scan();
+    let mine = |all: &[ProcScan]| all.iter().find(|p| p.pid == me).cloned().unwrap();
+    assert!(first.iter().any(|p| p.pid == pid));
+    assert!(mine(&first).tasks.iter().any(|t| t.tid == tid));
+    let kept = sc.stats.len();
+    assert!(
+        kept >= first.len(),
+        "{kept} files kept for {} processes",
+        first.len()
+    );
+
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = tx.send(());
+    t.join().unwrap();
+    let t0 = std::time::Instant::now();
+    let mut x = 0u64;
+    while t0.elapsed() < std::time::Duration::from_millis(100) {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+    }
+    let second = sc.scan();
+    assert!(
+        !second.iter().any(|p| p.pid == pid),
+        "reaped child still scanned"
+    );
+    let now = mine(&second);
+    assert!(
+        !now.tasks.iter().any(|t| t.tid == tid),
+        "exited thread still scanned"
+    );
+    let cpu = |p: &ProcScan| p.utime + p.stime;
+    assert!(
+        cpu(&now) > cpu(&mine(&first)),
+        "CPU time did not move: stale stat"
+    );
+    assert!(
+        sc.stats.len() < kept,
+        "the gone child's and thread's files stay open"
+    );
+}
+
 /// One process as the procfs crate saw it: (ppid, comm, cmdline, (tid, comm)s).
 type Seen = (u32, String, String, Vec<(u32, String)>);
 
