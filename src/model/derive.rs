@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable, ThreadFrame};
-use super::join::KeyMap;
-use super::sample::{BpfProc, BpfThread, CpuTimes, ProcScan, Sample, SystemInfo};
+use super::join::{KeyMap, Rows};
+use super::proc_totals::{ProcTotals, Totals};
+use super::sample::{BpfThread, CpuTimes, Sample, SystemInfo};
 
 /// Difference of a cumulative counter. A counter that went backwards was reset
 /// (map entry recreated, PID reused, collector restarted): count from zero.
@@ -55,61 +56,6 @@ fn cpu_frame(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuFrame {
         idle,
         ..Default::default()
     }
-}
-
-/// Per-process cumulative BPF totals: live threads plus what exited threads left behind.
-#[derive(Default, Clone, Copy)]
-struct ProcTotals {
-    oncpu_ns: u64,
-    runq_wait_ns: u64,
-    created: u64,
-    exited: u64,
-    ghosts: u64,
-    ghost_oncpu_ns: u64,
-}
-
-/// Per-process totals, sorted by tgid. Thread counters of a process add up (in any
-/// order: integer sums); for a tgid listed twice in `procs`, the sums add and the last
-/// entry's counts win, as the hash-map version this replaces did.
-fn proc_totals(threads: &[BpfThread], procs: &[BpfProc]) -> KeyMap<ProcTotals> {
-    let mut live: Vec<(u32, u64, u64)> = threads
-        .iter()
-        .map(|t| (t.tgid, t.oncpu_ns, t.runq_wait_ns))
-        .collect();
-    if !live.is_sorted_by_key(|e| e.0) {
-        live.sort_unstable_by_key(|e| e.0);
-    }
-    let mut by_proc: Vec<&BpfProc> = procs.iter().collect();
-    if !by_proc.is_sorted_by_key(|p| p.tgid) {
-        by_proc.sort_by_key(|p| p.tgid); // stable: the last of equal tgids stays last
-    }
-    let mut out: Vec<(u32, ProcTotals)> = Vec::with_capacity(procs.len() + 64);
-    let (mut i, mut j) = (0, 0);
-    while i < live.len() || j < by_proc.len() {
-        let tgid = match (live.get(i), by_proc.get(j)) {
-            (Some(t), Some(p)) => t.0.min(p.tgid),
-            (Some(t), None) => t.0,
-            (None, Some(p)) => p.tgid,
-            (None, None) => break,
-        };
-        let mut e = ProcTotals::default();
-        while let Some(&(_, on, wait)) = live.get(i).filter(|t| t.0 == tgid) {
-            e.oncpu_ns += on;
-            e.runq_wait_ns += wait;
-            i += 1;
-        }
-        while let Some(p) = by_proc.get(j).filter(|p| p.tgid == tgid) {
-            e.oncpu_ns += p.dead_oncpu_ns;
-            e.runq_wait_ns += p.dead_runq_wait_ns;
-            e.created = p.created;
-            e.exited = p.exited;
-            e.ghosts = p.ghosts;
-            e.ghost_oncpu_ns = p.ghost_oncpu_ns;
-            j += 1;
-        }
-        out.push((tgid, e));
-    }
-    KeyMap::new(out)
 }
 
 fn pct_of(ns: u64, interval_ns: u64) -> f64 {
@@ -175,24 +121,18 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     }
 
     // Processes: the scan, joined with BPF per-process totals.
-    let sys_proc_threads = cur_bpf.map(|b| proc_totals(&b.threads, &b.procs));
-    let prev_proc_threads = prev_bpf.map(|b| proc_totals(&b.threads, &b.procs));
-    let prev_scan: KeyMap<&ProcScan> = prev.map_or_else(KeyMap::empty, |p| {
-        KeyMap::new(p.procs.iter().map(|p| (p.pid, p)))
-    });
+    let cur_totals = cur_bpf.map(|b| Totals::new(&b.threads, &b.procs));
+    let prev_totals = prev_bpf.map(|b| Totals::new(&b.threads, &b.procs));
+    let prev_scan = Rows::new(prev.map_or(&[][..], |p| &p.procs), |p| p.pid);
     let bpf_tot = |pid: u32| -> Option<(ProcTotals, ProcTotals)> {
-        let cur = sys_proc_threads.as_ref()?;
-        let c = cur.get(pid).copied().unwrap_or_default();
-        let p = prev_proc_threads
-            .as_ref()
-            .and_then(|m| m.get(pid).copied())
-            .unwrap_or_default();
+        let c = cur_totals.as_ref()?.get(pid);
+        let p = prev_totals.as_ref().map(|m| m.get(pid)).unwrap_or_default();
         Some((p, c))
     };
     let page_kb = sys.page_size.max(1) / 1024;
     let mut procs = Vec::with_capacity(cur.procs.len() + 8);
     let mut scan_running = 0u32;
-    let seen: KeyMap<()> = KeyMap::new(cur.procs.iter().map(|p| (p.pid, ())));
+    let seen = Rows::new(&cur.procs, |p| p.pid);
     for p in &cur.procs {
         let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
         scan_running += running;
@@ -202,16 +142,13 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
             100.0 * ticks / tck / interval_s
         });
         let mut row = ProcFrame {
-            pid: p.pid,
-            comm: p.comm.clone(),
-            cmdline: p.cmdline.clone(),
             state: p.state,
             gone: false,
             threads_seen: p.tasks.len() as u32,
             running_seen: running,
             cpu_pct_scan,
             rss_kb: p.rss_pages * page_kb,
-            ..Default::default()
+            ..ProcFrame::named(p.pid, p.comm.clone(), p.cmdline.clone())
         };
         if let Some((pt, ct)) = bpf_tot(p.pid) {
             fill_bpf(&mut row, &pt, &ct, interval_ns, prev.is_some());
@@ -237,13 +174,11 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
             } else {
                 was_scanned.map(|q| q.comm.clone()).unwrap_or_default()
             };
+            let cmdline = was_scanned.map(|q| q.cmdline.clone()).unwrap_or_default();
             let mut row = ProcFrame {
-                pid: bp.tgid,
-                comm,
-                cmdline: was_scanned.map(|q| q.cmdline.clone()).unwrap_or_default(),
                 state: 'X',
                 gone: true,
-                ..Default::default()
+                ..ProcFrame::named(bp.tgid, comm, cmdline)
             };
             fill_bpf(&mut row, &pt, &ct, interval_ns, prev.is_some());
             procs.push(row);
@@ -252,7 +187,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
 
     // The process joins are done: free them before the thread joins allocate theirs, so
     // a derive touches less fresh memory (at 10,000 rows each of these is 40-560 KB).
-    drop((seen, prev_scan, sys_proc_threads, prev_proc_threads));
+    drop((seen, prev_scan, cur_totals, prev_totals));
 
     // Threads.
     let threads = thread_frames(cur, prev, interval_ns, interval_s, tck);
@@ -373,17 +308,11 @@ fn thread_frames(
     interval_s: f64,
     tck: f64,
 ) -> Vec<ThreadFrame> {
-    let by_tid = |s: &Sample| -> KeyMap<(u64, u64)> {
-        s.bpf.as_ref().map_or_else(KeyMap::empty, |b| {
-            KeyMap::new(
-                b.threads
-                    .iter()
-                    .map(|t| (t.tid, (t.oncpu_ns, t.runq_wait_ns))),
-            )
-        })
-    };
-    let cur_bt = by_tid(cur);
-    let prev_bt = prev.map_or_else(KeyMap::empty, by_tid);
+    fn threads_of(s: Option<&Sample>) -> &[BpfThread] {
+        s.and_then(|s| s.bpf.as_ref()).map_or(&[], |b| &b.threads)
+    }
+    let cur_bt = Rows::new(threads_of(Some(cur)), |t| t.tid);
+    let prev_bt = Rows::new(threads_of(prev), |t| t.tid);
     let prev_tasks: KeyMap<(u64, u64)> = prev.map_or_else(KeyMap::empty, |p| {
         KeyMap::new(p.procs.iter().flat_map(|q| {
             q.tasks
@@ -402,8 +331,10 @@ fn thread_frames(
             };
             let (cpu_pct_true, runq_wait_ms) = match (cur.bpf.as_ref(), cur_bt.get(t.tid)) {
                 (Some(_), c) => {
-                    let (c_on, c_wait) = c.copied().unwrap_or_default();
-                    let (p_on, p_wait) = prev_bt.get(t.tid).copied().unwrap_or_default();
+                    let (c_on, c_wait) = c.map_or((0, 0), |c| (c.oncpu_ns, c.runq_wait_ns));
+                    let (p_on, p_wait) = prev_bt
+                        .get(t.tid)
+                        .map_or((0, 0), |p| (p.oncpu_ns, p.runq_wait_ns));
                     let on = if prev.is_some() { delta(p_on, c_on) } else { 0 };
                     let w = if prev.is_some() {
                         c_wait.saturating_sub(p_wait)

@@ -144,6 +144,39 @@ pub struct ProcFrame {
     pub futex_wait_ms: Option<f64>,
 }
 
+impl ProcFrame {
+    /// A row with its name and command line and every other field at its default.
+    /// `ProcFrame { comm, cmdline, ..Default::default() }` would make two default
+    /// strings and drop them again: four atomic operations per row on the one shared
+    /// empty `Arc<str>`, a sixth of a derive at 10,000 processes.
+    pub fn named(pid: u32, comm: Arc<str>, cmdline: Arc<str>) -> Self {
+        ProcFrame {
+            pid,
+            comm,
+            cmdline,
+            state: char::default(),
+            gone: false,
+            threads_seen: 0,
+            running_seen: 0,
+            threads_created: None,
+            threads_exited: None,
+            ghost_threads: None,
+            ghost_cpu_ms: None,
+            cpu_pct_scan: 0.0,
+            cpu_pct_true: None,
+            runq_wait_ms: None,
+            rss_kb: 0,
+            scan_miss: 0.0,
+            runnable_avg: None,
+            tlb_shootdowns_caused: None,
+            ipis_caused: None,
+            tlb_ipis_caused: None,
+            futex_calls: None,
+            futex_wait_ms: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ThreadFrame {
     pub tid: u32,
@@ -168,6 +201,18 @@ pub struct DropsFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_row_is_a_default_row_with_its_names() {
+        let (comm, cmd): (Arc<str>, Arc<str>) = ("postgres".into(), "postgres -D /db".into());
+        let want = ProcFrame {
+            pid: 7,
+            comm: comm.clone(),
+            cmdline: cmd.clone(),
+            ..Default::default()
+        };
+        assert_eq!(ProcFrame::named(7, comm, cmd), want);
+    }
 
     /// `--json` rows with shared strings read exactly as with Strings: the name and
     /// command line are JSON strings, escaped the same way.

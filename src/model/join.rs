@@ -61,21 +61,7 @@ impl<V> KeyMap<V> {
 
     /// Position of the first entry with a key >= `key`.
     fn position(&self, key: u32) -> usize {
-        let e = &self.entries;
-        let c = self.cursor.get().min(e.len());
-        if c < e.len() && e[c].0 <= key {
-            let end = (c + LINEAR_STEPS).min(e.len());
-            let mut i = c;
-            while i < end && e[i].0 < key {
-                i += 1;
-            }
-            if i < end || i == e.len() {
-                return i;
-            }
-            end + e[end..].partition_point(|x| x.0 < key)
-        } else {
-            e[..c].partition_point(|x| x.0 < key)
-        }
+        position(&self.entries, |e| e.0, self.cursor.get(), key)
     }
 
     pub fn get(&self, key: u32) -> Option<&V> {
@@ -105,6 +91,85 @@ impl<V> KeyMap<V> {
     pub fn into_entries(self) -> Vec<(u32, V)> {
         self.entries
     }
+}
+
+/// Position of the first row with a key >= `key` in rows sorted by key: a few steps
+/// onward from `cursor` when the key is just ahead (lookups in ascending order), a
+/// binary search otherwise.
+fn position<T>(e: &[T], k: impl Fn(&T) -> u32, cursor: usize, key: u32) -> usize {
+    let c = cursor.min(e.len());
+    if c < e.len() && k(&e[c]) <= key {
+        let end = (c + LINEAR_STEPS).min(e.len());
+        let mut i = c;
+        while i < end && k(&e[i]) < key {
+            i += 1;
+        }
+        if i < end || i == e.len() {
+            return i;
+        }
+        end + e[end..].partition_point(|x| k(x) < key)
+    } else {
+        e[..c].partition_point(|x| k(x) < key)
+    }
+}
+
+/// Rows of a list found by a u32 key of theirs, like a `KeyMap` of references to
+/// them. When the list is already in strictly ascending key order (the collector's
+/// lists and `record::canon` give that), it is searched in place: no copy of 10,000
+/// keys per lookup table per derive.
+pub struct Rows<'a, T, K: Fn(&T) -> u32> {
+    rows: &'a [T],
+    key: K,
+    /// The rows by key, when they were not in order.
+    map: Option<KeyMap<&'a T>>,
+    cursor: Cell<usize>,
+}
+
+impl<'a, T, K: Fn(&T) -> u32> Rows<'a, T, K> {
+    pub fn new(rows: &'a [T], key: K) -> Self {
+        let sorted = rows.windows(2).all(|w| key(&w[0]) < key(&w[1]));
+        let map = (!sorted).then(|| KeyMap::new(rows.iter().map(|r| (key(r), r))));
+        Rows {
+            rows,
+            key,
+            map,
+            cursor: Cell::new(0),
+        }
+    }
+
+    /// The row with this key (the last such row when there are several).
+    pub fn get(&self, key: u32) -> Option<&'a T> {
+        if let Some(m) = &self.map {
+            return m.get(key).copied();
+        }
+        let i = position(self.rows, &self.key, self.cursor.get(), key);
+        match self.rows.get(i) {
+            Some(r) if (self.key)(r) == key => {
+                self.cursor.set(i + 1);
+                Some(r)
+            }
+            _ => {
+                self.cursor.set(i);
+                None
+            }
+        }
+    }
+
+    pub fn contains(&self, key: u32) -> bool {
+        self.get(key).is_some()
+    }
+}
+
+/// The run of rows with this key in rows sorted (not necessarily strictly) by key,
+/// searched onward from `cursor`, which is left at the run's end.
+pub fn run<'a, T>(rows: &'a [T], k: impl Fn(&T) -> u32, cursor: &Cell<usize>, key: u32) -> &'a [T] {
+    let start = position(rows, &k, cursor.get(), key);
+    let mut end = start;
+    while end < rows.len() && k(&rows[end]) == key {
+        end += 1;
+    }
+    cursor.set(end);
+    &rows[start..end]
 }
 
 #[cfg(test)]
@@ -142,5 +207,35 @@ mod tests {
         let e: KeyMap<u32> = KeyMap::empty();
         assert_eq!(e.get(1), None);
         assert!(e.is_empty());
+    }
+
+    #[test]
+    fn rows_find_like_a_key_map_sorted_or_not() {
+        let sorted: Vec<(u32, usize)> = (0..300u32).map(|k| (k * 3, k as usize)).collect();
+        let keys: Vec<u32> = vec![5, 3, 9, 3, 100, 7, 50, 51, 52, 53, 60, 61, 200, 9, 1];
+        let unsorted: Vec<(u32, usize)> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        for items in [sorted, unsorted] {
+            let m = KeyMap::new(items.iter().copied());
+            let r = Rows::new(&items, |e| e.0);
+            let queries: Vec<u32> = (0..910)
+                .chain((0..910).rev())
+                .chain([9, 3, 0, 52])
+                .collect();
+            for q in queries {
+                assert_eq!(r.get(q).map(|e| e.1), m.get(q).copied(), "key {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_equal_keys() {
+        let rows = [1u32, 1, 2, 4, 4, 4, 9];
+        let c = Cell::new(0);
+        assert_eq!(run(&rows, |r| *r, &c, 1), &[1, 1]);
+        assert_eq!(run(&rows, |r| *r, &c, 3), &[] as &[u32]);
+        assert_eq!(run(&rows, |r| *r, &c, 4), &[4, 4, 4]);
+        assert_eq!(run(&rows, |r| *r, &c, 2), &[2]);
+        assert_eq!(run(&rows, |r| *r, &c, 10), &[] as &[u32]);
+        assert_eq!(run(&rows, |r| *r, &c, 9), &[9]);
     }
 }
