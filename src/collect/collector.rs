@@ -215,8 +215,7 @@ impl Collector {
         crate::record::canon::canonical_order(&mut sample);
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {
             // Processes gone from /proc have now been reported once: drop their entries.
-            let scanned: std::collections::HashSet<u32> =
-                sample.procs.iter().map(|p| p.pid).collect();
+            let scanned: foldhash::HashSet<u32> = sample.procs.iter().map(|p| p.pid).collect();
             let gone: Vec<u32> = b
                 .procs
                 .iter()

@@ -5,7 +5,7 @@
 //! once per tick. A kernel that lacks a group loses that group, with a reason in
 //! `problems`, and the rest works.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::mem::MaybeUninit;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -276,7 +276,8 @@ impl ContentionCollector {
         };
         let maps = &self.skel.maps;
 
-        let mut stale = Vec::new();
+        // Keys to delete, packed end to end (one batch delete per map).
+        let mut stale: Vec<u8> = Vec::new();
         // A (thread, word) entry idle for a whole interval (and at least a second) is
         // deleted: its counts are in the totals already, and exited threads' entries
         // must not fill the map.
@@ -305,13 +306,12 @@ impl ContentionCollector {
                 flags: s.flags,
             });
             if s.last_ns.saturating_add(kernel_idle) < mono_ns {
-                stale.push(k.to_vec());
+                stale.extend_from_slice(k);
                 totals.forget(key.tid, key.tgid, key.uaddr);
             }
         });
-        for k in stale.drain(..) {
-            let _ = maps.futexes.delete(&k);
-        }
+        map_read::delete_all(&maps.futexes, &stale);
+        stale.clear();
         let t = totals.end_tick(mono_ns.saturating_sub(window));
         let futex_stacks = t.stacks;
         out.futexes = t.futexes;
@@ -322,7 +322,7 @@ impl ContentionCollector {
             let key: types::ttop_lock_key = from_bytes(k);
             let s: types::ttop_lock_stats = from_bytes(v);
             if !fresh(s.last_ns) {
-                stale.push(k.to_vec());
+                stale.extend_from_slice(k);
                 return;
             }
             // A stack id always names the same stack: read and name it once.
@@ -351,15 +351,14 @@ impl ContentionCollector {
                 stack: Vec::new(),
             });
         });
-        for k in stale.drain(..) {
-            let _ = maps.locks.delete(&k);
-        }
+        map_read::delete_all(&maps.locks, &stale);
+        stale.clear();
 
         map_read::for_each(&maps.mmap_waits, |k, v| {
             let key: types::ttop_mmap_key = from_bytes(k);
             let s: types::ttop_mmap_stats = from_bytes(v);
             if !fresh(s.last_ns) {
-                stale.push(k.to_vec());
+                stale.extend_from_slice(k);
                 return;
             }
             out.mmap.push(MmapSample {
@@ -376,9 +375,8 @@ impl ContentionCollector {
                 comm: c_str(&s.comm.map(|c| c as u8)),
             });
         });
-        for k in stale.drain(..) {
-            let _ = maps.mmap_waits.delete(&k);
-        }
+        map_read::delete_all(&maps.mmap_waits, &stale);
+        stale.clear();
 
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
 

@@ -5,7 +5,7 @@
 //! live here, the collector can delete a kernel entry as soon as it is idle (an exited
 //! thread's, say) without the per-word or per-process figures going backwards.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::model::contention::{FutexProcSample, FutexSample, FutexThreadSample};
 

@@ -2,7 +2,7 @@
 //! against (from /proc/kallsyms), attaches each probe on its own, and reads the maps
 //! once per tick.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::mem::MaybeUninit;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -182,15 +182,14 @@ impl IrqCollector {
         if tgids.is_empty() {
             return;
         }
-        let gone: std::collections::HashSet<u32> = tgids.iter().copied().collect();
+        let gone: foldhash::HashSet<u32> = tgids.iter().copied().collect();
         let maps = &self.skel.maps;
-        let keys: Vec<Vec<u8>> = maps
-            .ipi_src
-            .keys()
-            .filter(|k| gone.contains(&from_bytes::<types::ipi_src_key>(k).tgid))
-            .collect();
-        for k in keys {
-            let _ = maps.ipi_src.delete(&k);
-        }
+        let mut keys = Vec::new();
+        map_read::for_each(&maps.ipi_src, |k, _| {
+            if gone.contains(&from_bytes::<types::ipi_src_key>(k).tgid) {
+                keys.extend_from_slice(k);
+            }
+        });
+        map_read::delete_all(&maps.ipi_src, &keys);
     }
 }

@@ -105,6 +105,48 @@ fn batch<M: MapCore + ?Sized>(
     }
 }
 
+/// Delete the keys packed end to end in `keys` (each the map's key size) from a hash
+/// map: BPF_MAP_DELETE_BATCH, one syscall for all of them, or one delete per key where
+/// the kernel has no batch operations. A key already gone is skipped, not an error.
+pub fn delete_all<M: MapCore + ?Sized>(map: &M, keys: &[u8]) {
+    let ks = map.key_size() as usize;
+    if ks == 0 || keys.len() < ks {
+        return;
+    }
+    let fd = map.as_fd().as_raw_fd();
+    let opts = libbpf_sys::bpf_map_batch_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_map_batch_opts>() as _,
+        ..Default::default()
+    };
+    let mut rest = &keys[..keys.len() - keys.len() % ks];
+    while !rest.is_empty() {
+        let mut count = (rest.len() / ks) as u32;
+        // SAFETY: `rest` holds `count` keys of the map's key size; the fd is the map's.
+        let ret = unsafe {
+            libbpf_sys::bpf_map_delete_batch(fd, rest.as_ptr().cast(), &mut count, &opts)
+        };
+        if ret == 0 {
+            return;
+        }
+        if -ret != libc::ENOENT {
+            // No batch operations here (the count is then not to be trusted): one by one.
+            for k in rest.chunks_exact(ks) {
+                // SAFETY: k is one key of the map's key size.
+                unsafe { libbpf_sys::bpf_map_delete_elem(fd, k.as_ptr().cast()) };
+            }
+            return;
+        }
+        // The batch stopped at a key already gone, after deleting `count`: skip it.
+        let done = (count as usize).min(rest.len() / ks);
+        rest = &rest[done * ks..];
+        if let Some((k, tail)) = rest.split_at_checked(ks) {
+            // SAFETY: k is one key of the map's key size.
+            unsafe { libbpf_sys::bpf_map_delete_elem(fd, k.as_ptr().cast()) };
+            rest = tail;
+        }
+    }
+}
+
 /// get_next_key + lookup, one key at a time (two syscalls per entry).
 fn one_by_one<M: MapCore + ?Sized>(
     map: &M,
@@ -197,6 +239,23 @@ mod tests {
         let mut seen = Vec::new();
         one_by_one(&map, 4, 8, &mut |k, v| seen.push(parse(k, v)));
         check(seen);
+        // Delete every third key in one batch, with one key already gone in the middle.
+        let mut del: Vec<u8> = (0..n).step_by(3).flat_map(|k| k.to_ne_bytes()).collect();
+        map.delete(&300u32.to_ne_bytes()).unwrap();
+        del.extend_from_slice(&(n + 7).to_ne_bytes()); // never there
+        delete_all(&map, &del);
+        let mut left = Vec::new();
+        for_each(&map, |k, _| left.push(parse(k, &[0u8; 8]).0));
+        left.sort_unstable();
+        assert_eq!(left, (0..n).filter(|k| k % 3 != 0).collect::<Vec<_>>());
+        for k in (0..n).step_by(3) {
+            map.update(
+                &k.to_ne_bytes(),
+                &u64::from(k * 3).to_ne_bytes(),
+                MapFlags::ANY,
+            )
+            .unwrap();
+        }
         let (mut outer, mut inner) = (0, Vec::new());
         for_each(&map, |_, _| {
             outer += 1;

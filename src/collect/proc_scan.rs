@@ -6,7 +6,7 @@
 //! it reads cmdline once per new process, and it keeps the stat files open from tick to
 //! tick (see proc_files.rs): the same text as opening them again, at half the cost.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;

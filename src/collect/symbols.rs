@@ -11,7 +11,7 @@
 //! bounded: `MAX_NEW_PER_TICK` new stacks per tick at most. ELF symbol tables are
 //! parsed once per file (a few ms for libc; more for a large static binary).
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
