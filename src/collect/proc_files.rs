@@ -16,8 +16,9 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// At most this many per-process/per-thread files stay open: at one page of kernel
-/// buffer each, about 9 MB at worst. Beyond it files are opened by path each tick.
+/// At most this many per-process/per-thread files stay open: 5.2 KB of kernel memory
+/// each once read (measured: a page of seq_file buffer and the open file), 10.6 MB at
+/// worst. Beyond it files are opened by path each tick.
 pub const MAX_KEPT: usize = 2048;
 
 /// openat(dir, name) read-only; None if it failed (the process may have exited).
