@@ -3,9 +3,12 @@
  * Scheduler truth for ttop: run-queue length integrated over time, per-thread
  * on-CPU time and run-queue wait, thread churn and "ghost" threads.
  *
- * Raw tracepoints with CO-RE reads only (no kprobes, no fentry, no tracefs):
- * they attach on any kernel since 4.17 with BTF. Everything is aggregated in
- * maps and read by user space once per tick.
+ * Tracepoints only (no kprobes, no fentry, no tracefs), with CO-RE. Every program
+ * exists twice (see the end of the file): as tp_btf, where the verifier knows the
+ * arguments' types and reading a kernel field is one load, and as raw_tp for kernels
+ * without tp_btf (before 5.5), where each read is a bpf_probe_read_kernel call. User
+ * space loads one set. Everything is aggregated in maps and read by user space once
+ * per tick.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -78,9 +81,20 @@ struct {
 	__type(value, struct ghost_stats);
 } ghost_names SEC(".maps");
 
+/* A field of a kernel struct: one load in the tp_btf programs, a probe read in the
+ * raw_tp ones. `btf` is a constant at every call site (the functions below are always
+ * inlined), so each program keeps only its own kind of read. */
+#define RD(btf, p, field) ((btf) ? (p)->field : BPF_CORE_READ(p, field))
+
 static __always_inline bool wanted(__u32 tgid)
 {
 	return !filter_enabled || bpf_map_lookup_elem(&filter_tgids, &tgid);
+}
+
+/* The same for a task, whose tgid is read only when a filter is set. */
+static __always_inline bool wanted_task(bool btf, struct task_struct *p)
+{
+	return !filter_enabled || wanted(RD(btf, p, tgid));
 }
 
 /* Read by user space. */
@@ -97,22 +111,20 @@ static __always_inline void drop(int which)
 		__sync_fetch_and_add(&drops[which], 1);
 }
 
-static __always_inline struct rq *task_rq_of(struct task_struct *p)
+static __always_inline struct rq *task_rq_of(bool btf, struct task_struct *p)
 {
-	return BPF_CORE_READ(p, se.cfs_rq, rq);
+	return btf ? p->se.cfs_rq->rq : BPF_CORE_READ(p, se.cfs_rq, rq);
 }
 
-/* Integrate rq->nr_running for the CPU we are running on. Only called for
- * the local CPU, so the slot has a single writer. */
-static __always_inline void runq_step(struct rq *rq, __u64 now)
+/* Integrate rq->nr_running for the CPU we are running on: c is that CPU's slot,
+ * which has a single writer. */
+static __always_inline void runq_step(bool btf, struct cpu_stats *c, struct rq *rq, __u64 now)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct cpu_stats *c = bpf_map_lookup_elem(&cpu_stats, &cpu);
 	__u32 nr;
 
-	if (!c || !rq)
+	if (!rq)
 		return;
-	nr = BPF_CORE_READ(rq, nr_running);
+	nr = RD(btf, rq, nr_running);
 	if (nr != c->runq_last_nr) {
 		__s64 total = __sync_fetch_and_add(&runq_total, (__s64)nr - (__s64)c->runq_last_nr);
 
@@ -141,23 +153,24 @@ static __always_inline void runq_step(struct rq *rq, __u64 now)
  * rather than from pairs of switch events: some kernels (seen on 6.18 in a VM) do
  * not deliver every sched_switch, and a lost switch-out must not leave a thread
  * "running" for ever. */
-static __always_inline __u64 task_runtime(struct task_struct *p)
+static __always_inline __u64 task_runtime(bool btf, struct task_struct *p)
 {
-	return BPF_CORE_READ(p, se.sum_exec_runtime);
+	return RD(btf, p, se.sum_exec_runtime);
 }
 
-static __always_inline struct thread_stats *thread_get(struct task_struct *p, __u32 tid, bool create)
+static __always_inline struct thread_stats *thread_get(bool btf, struct task_struct *p,
+						       __u32 tid, bool create)
 {
 	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
 	struct thread_stats zero = {};
 
 	if (t || !create || tid == 0)
 		return t;
-	zero.tgid = BPF_CORE_READ(p, tgid);
+	zero.tgid = RD(btf, p, tgid);
 	if (!wanted(zero.tgid))
 		return 0;
 	/* Count only what runs from now on. */
-	zero.base_ns = task_runtime(p);
+	zero.base_ns = task_runtime(btf, p);
 	zero.sum_ns = zero.base_ns;
 	bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST);
 	t = bpf_map_lookup_elem(&threads, &tid);
@@ -182,10 +195,10 @@ static __always_inline struct proc_stats *proc_get(__u32 tgid)
 
 /* How many times the task has been switched in, per the kernel (CONFIG_SCHED_INFO);
  * 0 without it, which disables the consistency check in sched_switch. */
-static __always_inline __u32 task_pcount(struct task_struct *p)
+static __always_inline __u32 task_pcount(bool btf, struct task_struct *p)
 {
 	if (bpf_core_field_exists(p->sched_info))
-		return BPF_CORE_READ(p, sched_info.pcount);
+		return RD(btf, p, sched_info.pcount);
 	return 0;
 }
 
@@ -223,15 +236,17 @@ static __always_inline void lat_add(struct lat_stats *s, __u64 lat, __u64 now, _
 		s->slots[slot]++;
 }
 
-static __always_inline void lat_account(struct task_struct *p, __u32 tid, __u32 cpu,
-					__u64 lat, __u64 now)
+/* t is the thread's own entry: it remembers whether lat_threads has one too, which
+ * spares the exit a delete of nothing and the first latency a lookup of nothing. */
+static __always_inline void lat_account(bool btf, struct task_struct *p, __u32 tid,
+					struct thread_stats *t, __u32 cpu, __u64 lat, __u64 now)
 {
 	__u32 slot = lat_slot(lat);
 	struct lat_stats *s = bpf_map_lookup_elem(&lat_cpu, &cpu);
 
 	if (s)
 		lat_add(s, lat, now, slot);
-	s = bpf_map_lookup_elem(&lat_threads, &tid);
+	s = t->lat_entry ? bpf_map_lookup_elem(&lat_threads, &tid) : 0;
 	if (!s) {
 		bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&lat_threads, &tid);
@@ -239,7 +254,8 @@ static __always_inline void lat_account(struct task_struct *p, __u32 tid, __u32 
 			drop(DROP_LAT_THREADS);
 			return;
 		}
-		s->tgid = BPF_CORE_READ(p, tgid);
+		s->tgid = RD(btf, p, tgid);
+		t->lat_entry = 1;
 	}
 	lat_add(s, lat, now, slot);
 }
@@ -248,15 +264,15 @@ static __always_inline void lat_account(struct task_struct *p, __u32 tid, __u32 
  * got to sleep): its switch-out decides then whether it waits. A thread preempted on
  * its way to sleep is still queued (enq_ts set): the wait so far is run-queue wait,
  * and its wakeup latency starts now, as for any other wakeup. */
-static __always_inline void mark_runnable(struct task_struct *p, __u64 now)
+static __always_inline void mark_runnable(bool btf, struct task_struct *p, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct thread_stats *t = thread_get(p, tid, true);
+	__u32 tid = RD(btf, p, pid);
+	struct thread_stats *t = thread_get(btf, p, tid, true);
 	__u32 pcount;
 
 	if (!t || t->on_cpu)
 		return;
-	pcount = task_pcount(p);
+	pcount = task_pcount(btf, p);
 	if (t->enq_ts) {
 		if (pcount == t->enq_pcount && now > t->enq_ts)
 			t->runq_wait_ns += now - t->enq_ts;
@@ -267,54 +283,41 @@ static __always_inline void mark_runnable(struct task_struct *p, __u64 now)
 	t->enq_pcount = pcount;
 }
 
-static __always_inline void on_wakeup(struct task_struct *p)
+static __always_inline void on_wakeup(bool btf, struct task_struct *p)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct rq *rq = task_rq_of(p);
+	struct rq *rq = task_rq_of(btf, p);
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 target;
 	struct cpu_stats *c;
 
-	mark_runnable(p, now);
+	mark_runnable(btf, p, now);
 	if (!rq)
 		return;
-	target = BPF_CORE_READ(rq, cpu);
+	target = RD(btf, rq, cpu);
 	c = bpf_map_lookup_elem(&cpu_stats, &target);
-	if (c && wanted(BPF_CORE_READ(p, tgid)))
+	if (!c)
+		return;
+	if (wanted_task(btf, p))
 		__sync_fetch_and_add(&c->wakeups, 1);
 	if (target == cpu)
-		runq_step(rq, now);
+		runq_step(btf, c, rq, now);
 }
 
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(ttop_sched_wakeup, struct task_struct *p)
-{
-	on_wakeup(p);
-	return 0;
-}
-
-SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(ttop_sched_wakeup_new, struct task_struct *p)
-{
-	on_wakeup(p);
-	return 0;
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
-	     struct task_struct *next, unsigned int prev_state)
+static __always_inline void on_switch(bool btf, bool preempt, struct task_struct *prev,
+				      struct task_struct *next, unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_stats *c = bpf_map_lookup_elem(&cpu_stats, &cpu);
-	__u32 prev_tid = BPF_CORE_READ(prev, pid);
-	__u32 next_tid = BPF_CORE_READ(next, pid);
+	__u32 prev_tid = RD(btf, prev, pid);
+	__u32 next_tid = RD(btf, next, pid);
 	struct thread_stats *t;
 
 	if (c) {
 		/* With a filter, count only the switches of the watched processes. */
-		if (!filter_enabled || wanted(BPF_CORE_READ(prev, tgid)) ||
-		    wanted(BPF_CORE_READ(next, tgid)))
+		if (!filter_enabled || wanted(RD(btf, prev, tgid)) ||
+		    wanted(RD(btf, next, tgid)))
 			c->switches++;
 		/* A switch we never saw: whoever we thought was on this CPU left it. */
 		if (c->cur_tid != prev_tid && c->runq_last_ts) {
@@ -328,16 +331,16 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 		c->cur_tid = next_tid;
+		runq_step(btf, c, task_rq_of(btf, prev), now);
 	}
-	runq_step(task_rq_of(prev), now);
 
 	/* prev leaves the CPU. A dying task's entry was already folded away at
 	 * sched_process_exit: do not resurrect it. */
 	if (prev_tid) {
 		bool dead = prev_state & TASK_DEAD;
-		t = thread_get(prev, prev_tid, !dead);
+		t = thread_get(btf, prev, prev_tid, !dead);
 		if (t) {
-			t->sum_ns = task_runtime(prev);
+			t->sum_ns = task_runtime(btf, prev);
 			t->on_cpu = 0;
 			t->switches++;
 			/* It was running, so a pending enq_ts is from before a switch-in we
@@ -349,21 +352,21 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 			 * runnable: it waits in the run queue from now. */
 			if (preempt || prev_state == TASK_RUNNING) {
 				t->enq_ts = now;
-				t->enq_pcount = task_pcount(prev);
+				t->enq_pcount = task_pcount(btf, prev);
 			}
 		}
 	}
 
 	if (next_tid) {
-		t = thread_get(next, next_tid, true);
+		t = thread_get(btf, next, next_tid, true);
 		if (t) {
 			if (t->enq_ts && now > t->enq_ts) {
 				/* pcount counts switch-ins (it is bumped after this tracepoint):
 				 * if it moved since enq_ts, the thread ran in between and we missed
 				 * that switch-in, so now - enq_ts is not a wait. */
-				if (task_pcount(next) == t->enq_pcount) {
+				if (task_pcount(btf, next) == t->enq_pcount) {
 					t->runq_wait_ns += now - t->enq_ts;
-					lat_account(next, next_tid, cpu, now - t->enq_ts, now);
+					lat_account(btf, next, next_tid, t, cpu, now - t->enq_ts, now);
 				} else {
 					drop(DROP_LAT_STALE);
 				}
@@ -372,44 +375,54 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 			t->on_cpu = 1;
 			t->cpu = cpu;
 			t->last_in = now;
-			t->sum_ns = task_runtime(next);
+			t->sum_ns = task_runtime(btf, next);
 		}
 	}
-	return 0;
 }
 
-SEC("raw_tp/sched_migrate_task")
-int BPF_PROG(ttop_sched_migrate_task, struct task_struct *p, int dest_cpu)
+static __always_inline void on_migrate(bool btf, struct task_struct *p, int dest_cpu)
 {
 	__u32 cpu = dest_cpu;
 	struct cpu_stats *c;
 
-	if (!wanted(BPF_CORE_READ(p, tgid)))
-		return 0;
+	if (!wanted_task(btf, p))
+		return;
 	c = bpf_map_lookup_elem(&cpu_stats, &cpu);
 	if (c)
 		__sync_fetch_and_add(&c->migrations, 1);
-	return 0;
 }
 
-SEC("raw_tp/task_newtask")
-int BPF_PROG(ttop_task_newtask, struct task_struct *task, u64 clone_flags)
+static __always_inline void on_newtask(bool btf, struct task_struct *task)
 {
-	__u32 tid = BPF_CORE_READ(task, pid);
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tid = RD(btf, task, pid);
+	__u32 tgid = RD(btf, task, tgid);
+	struct thread_stats fresh = {};
 	struct thread_stats *t;
 	struct proc_stats *p;
+	long err;
 
 	p = proc_get(tgid);
 	if (p)
 		__sync_fetch_and_add(&p->created, 1);
-	t = thread_get(task, tid, true);
+	if (tid == 0 || !wanted(tgid))
+		return;
+	/* Born under ttop: all of its runtime counts (base_ns 0). Nothing has run it
+	 * yet, so its entry is written whole, in one update. */
+	fresh.tgid = tgid;
+	fresh.sum_ns = task_runtime(btf, task);
+	fresh.birth_gen = scan_gen;
+	err = bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
+	if (err != -17 /* EEXIST */) {
+		if (err)
+			drop(DROP_THREADS);
+		return;
+	}
+	/* An entry left by an earlier thread with this tid: reuse it, as before. */
+	t = bpf_map_lookup_elem(&threads, &tid);
 	if (t) {
-		/* Born under ttop: all of its runtime counts. */
 		t->base_ns = 0;
 		t->birth_gen = scan_gen;
 	}
-	return 0;
 }
 
 /* Count a ghost under its name, so the thread view can say what the scan missed. */
@@ -434,24 +447,25 @@ static __always_inline void ghost_name(struct task_struct *task, __u32 tgid, __u
 	}
 }
 
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
+static __always_inline void on_exit(bool btf, struct task_struct *task)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 tid = BPF_CORE_READ(task, pid);
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tid = RD(btf, task, pid);
+	__u32 tgid = RD(btf, task, tgid);
 	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
 	struct proc_stats *p = proc_get(tgid);
 	__u64 oncpu = 0, wait = 0;
+	bool lat_entry = true;
 
 	if (t) {
-		__u64 sum = task_runtime(task);
+		__u64 sum = task_runtime(btf, task);
 		/* The exiting thread is on this CPU right now; the kernel's counter may
 		 * lag by up to a tick, so extrapolate from its last switch-in too. */
 		if (t->on_cpu && now > t->last_in && t->sum_ns + (now - t->last_in) > sum)
 			sum = t->sum_ns + (now - t->last_in);
 		oncpu = sum > t->base_ns ? sum - t->base_ns : 0;
 		wait = t->runq_wait_ns;
+		lat_entry = t->lat_entry;
 	}
 	if (p) {
 		__sync_fetch_and_add(&p->exited, 1);
@@ -467,6 +481,95 @@ int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
 	}
 	if (t)
 		bpf_map_delete_elem(&threads, &tid);
-	bpf_map_delete_elem(&lat_threads, &tid);
+	if (lat_entry)
+		bpf_map_delete_elem(&lat_threads, &tid);
+}
+
+/* The programs: tp_btf first (what user space loads when the kernel has it), then the
+ * same bodies as raw_tp. */
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(ttop_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(true, p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(ttop_sched_wakeup_new, struct task_struct *p)
+{
+	on_wakeup(true, p);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	on_switch(true, preempt, prev, next, prev_state);
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(ttop_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	on_migrate(true, p, dest_cpu);
+	return 0;
+}
+
+SEC("tp_btf/task_newtask")
+int BPF_PROG(ttop_task_newtask, struct task_struct *task, u64 clone_flags)
+{
+	on_newtask(true, task);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
+{
+	on_exit(true, task);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(ttop_raw_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(false, p);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(ttop_raw_sched_wakeup_new, struct task_struct *p)
+{
+	on_wakeup(false, p);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(ttop_raw_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	on_switch(false, preempt, prev, next, prev_state);
+	return 0;
+}
+
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(ttop_raw_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	on_migrate(false, p, dest_cpu);
+	return 0;
+}
+
+SEC("raw_tp/task_newtask")
+int BPF_PROG(ttop_raw_task_newtask, struct task_struct *task, u64 clone_flags)
+{
+	on_newtask(false, task);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(ttop_raw_sched_process_exit, struct task_struct *task)
+{
+	on_exit(false, task);
 	return 0;
 }

@@ -38,6 +38,8 @@ struct thread_stats {
 	__u32 on_cpu;        /* 1 while the thread is on a CPU (last_in is valid) */
 	__u32 enq_pcount;    /* sched_info.pcount when enq_ts was set: a switch-in we missed
 	                      * since then shows as a larger pcount at the next one */
+	__u32 lat_entry;     /* 1 once lat_threads has an entry for the thread */
+	__u32 pad;
 	__u64 base_ns;       /* se.sum_exec_runtime when ttop first saw it (0: born under ttop) */
 	__u64 sum_ns;        /* se.sum_exec_runtime at the last event we saw */
 	__u64 last_in;       /* ktime of the last switch-in */

@@ -28,28 +28,59 @@ impl SchedCollector {
     /// Open, load and attach. Err is a one-line, user-facing reason.
     pub fn load() -> Result<Self, String> {
         let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())? as u32;
-        // The skeleton borrows its object for its whole life; the collector lives as long
-        // as the program, so the object is leaked on purpose (once per process).
-        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
-        let open = SchedSkelBuilder::default()
-            .open(obj)
-            .map_err(|e| explain("eBPF scheduler probes: open", &e))?;
-        let mut skel = open
-            .load()
-            .map_err(|e| explain("eBPF scheduler probes: load", &e))?;
+        // tp_btf programs read the kernel's structs with plain loads, raw_tp ones with a
+        // helper call per field; a kernel without tp_btf (before 5.5) gets the raw_tp
+        // copies of the same code.
+        let mut skel = match Self::open_load(true) {
+            Ok(s) => s,
+            Err(_) => Self::open_load(false)?,
+        };
         let mut links = Vec::new();
         let mut problems = Vec::new();
         let progs = &mut skel.progs;
-        let mut attach = |name: &str, p: &libbpf_rs::ProgramMut<'static>| match p.attach() {
-            Ok(l) => links.push(l),
-            Err(e) => problems.push(explain(&format!("probe {name}"), &e)),
+        let mut attach = |name: &str, pair: [&libbpf_rs::ProgramMut<'static>; 2]| {
+            // Only one of the pair was loaded.
+            let Some(p) = pair.into_iter().find(|p| p.autoload()) else {
+                return;
+            };
+            match p.attach() {
+                Ok(l) => links.push(l),
+                Err(e) => problems.push(explain(&format!("probe {name}"), &e)),
+            }
         };
-        attach("sched_switch", &progs.ttop_sched_switch);
-        attach("sched_wakeup", &progs.ttop_sched_wakeup);
-        attach("sched_wakeup_new", &progs.ttop_sched_wakeup_new);
-        attach("sched_migrate_task", &progs.ttop_sched_migrate_task);
-        attach("task_newtask", &progs.ttop_task_newtask);
-        attach("sched_process_exit", &progs.ttop_sched_process_exit);
+        attach(
+            "sched_switch",
+            [&progs.ttop_sched_switch, &progs.ttop_raw_sched_switch],
+        );
+        attach(
+            "sched_wakeup",
+            [&progs.ttop_sched_wakeup, &progs.ttop_raw_sched_wakeup],
+        );
+        attach(
+            "sched_wakeup_new",
+            [
+                &progs.ttop_sched_wakeup_new,
+                &progs.ttop_raw_sched_wakeup_new,
+            ],
+        );
+        attach(
+            "sched_migrate_task",
+            [
+                &progs.ttop_sched_migrate_task,
+                &progs.ttop_raw_sched_migrate_task,
+            ],
+        );
+        attach(
+            "task_newtask",
+            [&progs.ttop_task_newtask, &progs.ttop_raw_task_newtask],
+        );
+        attach(
+            "sched_process_exit",
+            [
+                &progs.ttop_sched_process_exit,
+                &progs.ttop_raw_sched_process_exit,
+            ],
+        );
         if links.is_empty() {
             return Err(problems
                 .first()
@@ -62,6 +93,39 @@ impl SchedCollector {
             ncpus,
             problems,
         })
+    }
+
+    /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies.
+    fn open_load(btf: bool) -> Result<SchedSkel<'static>, String> {
+        // The skeleton borrows its object for its whole life; the collector lives as long
+        // as the program, so the object is leaked on purpose (once per attempt).
+        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
+        let mut open = SchedSkelBuilder::default()
+            .open(obj)
+            .map_err(|e| explain("eBPF scheduler probes: open", &e))?;
+        let p = &mut open.progs;
+        for (tp_btf, raw) in [
+            (&mut p.ttop_sched_switch, &mut p.ttop_raw_sched_switch),
+            (&mut p.ttop_sched_wakeup, &mut p.ttop_raw_sched_wakeup),
+            (
+                &mut p.ttop_sched_wakeup_new,
+                &mut p.ttop_raw_sched_wakeup_new,
+            ),
+            (
+                &mut p.ttop_sched_migrate_task,
+                &mut p.ttop_raw_sched_migrate_task,
+            ),
+            (&mut p.ttop_task_newtask, &mut p.ttop_raw_task_newtask),
+            (
+                &mut p.ttop_sched_process_exit,
+                &mut p.ttop_raw_sched_process_exit,
+            ),
+        ] {
+            tp_btf.set_autoload(btf);
+            raw.set_autoload(!btf);
+        }
+        open.load()
+            .map_err(|e| explain("eBPF scheduler probes: load", &e))
     }
 
     fn data(&mut self) -> &mut types::data {
