@@ -236,17 +236,26 @@ static __always_inline void lat_add(struct lat_stats *s, __u64 lat, __u64 now, _
 		s->slots[slot]++;
 }
 
-/* t is the thread's own entry: it remembers whether lat_threads has one too, which
- * spares the exit a delete of nothing and the first latency a lookup of nothing. */
+/* t is the thread's own entry. A thread's first latency stays in it (most short-lived
+ * threads have only one): zeroing an 800-byte lat_threads entry, and deleting it at
+ * exit, cost more than all the rest of sched_switch. The second one moves both to
+ * lat_threads, as if the first had been added there. */
 static __always_inline void lat_account(bool btf, struct task_struct *p, __u32 tid,
 					struct thread_stats *t, __u32 cpu, __u64 lat, __u64 now)
 {
-	__u32 slot = lat_slot(lat);
+	__u32 slot = lat_slot(lat), slot1;
 	struct lat_stats *s = bpf_map_lookup_elem(&lat_cpu, &cpu);
 
 	if (s)
 		lat_add(s, lat, now, slot);
-	s = t->lat_entry ? bpf_map_lookup_elem(&lat_threads, &tid) : 0;
+	if (t->lat_state == TTOP_LAT_NONE) {
+		t->lat1_ns = lat;
+		t->lat1_ts = now;
+		t->lat1_gen = tick_gen;
+		t->lat_state = TTOP_LAT_ONE;
+		return;
+	}
+	s = t->lat_state == TTOP_LAT_MAP ? bpf_map_lookup_elem(&lat_threads, &tid) : 0;
 	if (!s) {
 		bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&lat_threads, &tid);
@@ -255,7 +264,18 @@ static __always_inline void lat_account(bool btf, struct task_struct *p, __u32 t
 			return;
 		}
 		s->tgid = RD(btf, p, tgid);
-		t->lat_entry = 1;
+		if (t->lat_state == TTOP_LAT_ONE) {
+			s->count = 1;
+			s->sum_ns = t->lat1_ns;
+			s->max_ns = t->lat1_ns;
+			s->max_ts = t->lat1_ts;
+			s->max_gen = t->lat1_gen;
+			slot1 = lat_slot(t->lat1_ns);
+			barrier_var(slot1);
+			if (slot1 < TTOP_LAT_SLOTS)
+				s->slots[slot1] = 1;
+		}
+		t->lat_state = TTOP_LAT_MAP;
 	}
 	lat_add(s, lat, now, slot);
 }
@@ -455,7 +475,7 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
 	struct proc_stats *p = proc_get(tgid);
 	__u64 oncpu = 0, wait = 0;
-	bool lat_entry = true;
+	bool lat_entry = true; /* unknown without t: delete to be sure */
 
 	if (t) {
 		__u64 sum = task_runtime(btf, task);
@@ -465,7 +485,7 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 			sum = t->sum_ns + (now - t->last_in);
 		oncpu = sum > t->base_ns ? sum - t->base_ns : 0;
 		wait = t->runq_wait_ns;
-		lat_entry = t->lat_entry;
+		lat_entry = t->lat_state == TTOP_LAT_MAP;
 	}
 	if (p) {
 		__sync_fetch_and_add(&p->exited, 1);

@@ -38,7 +38,7 @@ struct thread_stats {
 	__u32 on_cpu;        /* 1 while the thread is on a CPU (last_in is valid) */
 	__u32 enq_pcount;    /* sched_info.pcount when enq_ts was set: a switch-in we missed
 	                      * since then shows as a larger pcount at the next one */
-	__u32 lat_entry;     /* 1 once lat_threads has an entry for the thread */
+	__u32 lat_state;     /* its scheduling latencies: TTOP_LAT_NONE, _ONE or _MAP */
 	__u32 pad;
 	__u64 base_ns;       /* se.sum_exec_runtime when ttop first saw it (0: born under ttop) */
 	__u64 sum_ns;        /* se.sum_exec_runtime at the last event we saw */
@@ -47,7 +47,18 @@ struct thread_stats {
 	__u64 enq_ts;        /* ktime it became runnable (0: not waiting) */
 	__u64 switches;      /* times it was switched out */
 	__u64 birth_gen;     /* scan generation at creation (0: existed before ttop) */
+	/* TTOP_LAT_ONE: the thread's only latency so far (most short-lived threads have
+	 * one), kept here rather than in a lat_threads entry of 800 bytes that would be
+	 * zeroed and deleted again. Read it as a lat_stats of count 1. */
+	__u64 lat1_ns;
+	__u64 lat1_ts;       /* ktime when it got the CPU */
+	__u64 lat1_gen;      /* tick generation it belongs to */
 };
+
+/* thread_stats.lat_state */
+#define TTOP_LAT_NONE 0      /* no latency measured yet */
+#define TTOP_LAT_ONE 1       /* one, in lat1_* */
+#define TTOP_LAT_MAP 2       /* lat_threads has them all (lat1_* folded in) */
 
 /* Ghost threads grouped by name within a process (hash): "312 short-lived threads
  * named worker-*". Keyed by tgid and the thread's comm at exit. */

@@ -8,13 +8,16 @@ use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
 use super::map_read;
-use crate::model::latency::{LatStats, LatencySample};
+use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
 }
 use skel::{SchedSkel, SchedSkelBuilder, types};
+
+/// thread_stats.lat_state (bpf/ttop.h): its one latency is in lat1_*.
+const TTOP_LAT_ONE: u32 = 1;
 
 pub struct SchedCollector {
     skel: SchedSkel<'static>,
@@ -188,9 +191,23 @@ impl SchedCollector {
                 runq_now: c.runq_last_nr,
             });
         }
+        // Threads whose only latency is still in their thread_stats entry.
+        let mut lat1: Vec<LatStats> = Vec::new();
         map_read::for_each(&maps.threads, |k, v| {
             let t: types::thread_stats = from_bytes(v);
             let tid = key_u32(k);
+            if t.lat_state == TTOP_LAT_ONE {
+                let this_tick = t.lat1_gen == tick_gen;
+                lat1.push(LatStats {
+                    id: tid,
+                    tgid: t.tgid,
+                    count: 1,
+                    sum_ns: t.lat1_ns,
+                    max_ns: if this_tick { t.lat1_ns } else { 0 },
+                    max_ts: if this_tick { t.lat1_ts } else { 0 },
+                    slots: vec![(latency::slot_of(t.lat1_ns) as u16, 1)],
+                });
+            }
             let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
             // Still on a CPU: add the time since it switched in.
             let running = t.on_cpu != 0 && current.get(t.cpu as usize) == Some(&tid);
@@ -223,7 +240,7 @@ impl SchedCollector {
                 comm: c_str(&p.comm.map(|c| c as u8)),
             });
         });
-        out.latency = self.read_latency(tick_gen);
+        out.latency = self.read_latency(tick_gen, lat1);
         map_read::for_each(&maps.ghost_names, |k, v| {
             let key: types::ghost_key = from_bytes(k);
             let g: types::ghost_stats = from_bytes(v);
@@ -258,8 +275,9 @@ impl SchedCollector {
     }
 
     /// The latency histograms; a max belongs to this interval only if its generation
-    /// is the current tick's.
-    fn read_latency(&self, tick_gen: u64) -> LatencySample {
+    /// is the current tick's. `lat1`: threads whose thread_stats held their only
+    /// latency; a lat_threads entry for one of them is newer (it has that one too).
+    fn read_latency(&self, tick_gen: u64, lat1: Vec<LatStats>) -> LatencySample {
         let conv = |id: u32, s: &types::lat_stats| LatStats {
             id,
             tgid: s.tgid,
@@ -285,6 +303,11 @@ impl SchedCollector {
         map_read::for_each(&maps.lat_threads, |k, v| {
             out.threads.push(conv(key_u32(k), &from_bytes(v)));
         });
+        if !lat1.is_empty() {
+            let have: std::collections::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
+            out.threads
+                .extend(lat1.into_iter().filter(|s| !have.contains(&s.id)));
+        }
         out
     }
 
