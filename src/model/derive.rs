@@ -314,11 +314,15 @@ fn thread_frames(
     let cur_bt = Rows::new(threads_of(Some(cur)), |t| t.tid);
     let prev_bt = Rows::new(threads_of(prev), |t| t.tid);
     let prev_tasks: KeyMap<(u64, u64)> = prev.map_or_else(KeyMap::empty, |p| {
-        KeyMap::new(p.procs.iter().flat_map(|q| {
+        // Sized up front: a flattened iterator cannot say how long it is, and growing
+        // the list by doubling copied it a dozen times at 10,000 threads.
+        let mut v = Vec::with_capacity(p.procs.iter().map(|q| q.tasks.len()).sum());
+        v.extend(p.procs.iter().flat_map(|q| {
             q.tasks
                 .iter()
                 .map(|t| (t.tid, (t.utime + t.stime, q.starttime)))
-        }))
+        }));
+        KeyMap::new(v)
     });
     let mut out = Vec::with_capacity(cur.procs.iter().map(|p| p.tasks.len()).sum());
     for p in &cur.procs {

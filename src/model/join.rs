@@ -138,11 +138,16 @@ impl<'a, T, K: Fn(&T) -> u32> Rows<'a, T, K> {
     }
 
     /// The row with this key (the last such row when there are several).
+    #[inline]
     pub fn get(&self, key: u32) -> Option<&'a T> {
         if let Some(m) = &self.map {
             return m.get(key).copied();
         }
-        let i = position(self.rows, &self.key, self.cursor.get(), key);
+        let c = self.cursor.get();
+        let i = match self.rows.get(c) {
+            Some(r) if (self.key)(r) == key => c,
+            _ => position(self.rows, &self.key, c, key),
+        };
         match self.rows.get(i) {
             Some(r) if (self.key)(r) == key => {
                 self.cursor.set(i + 1);
@@ -160,16 +165,26 @@ impl<'a, T, K: Fn(&T) -> u32> Rows<'a, T, K> {
     }
 }
 
-/// The run of rows with this key in rows sorted (not necessarily strictly) by key,
-/// searched onward from `cursor`, which is left at the run's end.
-pub fn run<'a, T>(rows: &'a [T], k: impl Fn(&T) -> u32, cursor: &Cell<usize>, key: u32) -> &'a [T] {
-    let start = position(rows, &k, cursor.get(), key);
-    let mut end = start;
-    while end < rows.len() && k(&rows[end]) == key {
-        end += 1;
+/// Calls `f` on each row of the run with this key in rows sorted (not necessarily
+/// strictly) by key, searched onward from `cursor`, which is left at the run's end.
+#[inline]
+pub fn for_run<T>(
+    rows: &[T],
+    k: impl Fn(&T) -> u32,
+    cursor: &Cell<usize>,
+    key: u32,
+    mut f: impl FnMut(&T),
+) {
+    let c = cursor.get();
+    let mut i = match rows.get(c) {
+        Some(r) if k(r) == key => c,
+        _ => position(rows, &k, c, key),
+    };
+    while let Some(r) = rows.get(i).filter(|r| k(r) == key) {
+        f(r);
+        i += 1;
     }
-    cursor.set(end);
-    &rows[start..end]
+    cursor.set(i);
 }
 
 #[cfg(test)]
@@ -231,11 +246,16 @@ mod tests {
     fn runs_of_equal_keys() {
         let rows = [1u32, 1, 2, 4, 4, 4, 9];
         let c = Cell::new(0);
-        assert_eq!(run(&rows, |r| *r, &c, 1), &[1, 1]);
-        assert_eq!(run(&rows, |r| *r, &c, 3), &[] as &[u32]);
-        assert_eq!(run(&rows, |r| *r, &c, 4), &[4, 4, 4]);
-        assert_eq!(run(&rows, |r| *r, &c, 2), &[2]);
-        assert_eq!(run(&rows, |r| *r, &c, 10), &[] as &[u32]);
-        assert_eq!(run(&rows, |r| *r, &c, 9), &[9]);
+        let run = |key| {
+            let mut v = Vec::new();
+            for_run(&rows, |r| *r, &c, key, |r| v.push(*r));
+            v
+        };
+        assert_eq!(run(1), [1, 1]);
+        assert_eq!(run(3), [0u32; 0]);
+        assert_eq!(run(4), [4, 4, 4]);
+        assert_eq!(run(2), [2]);
+        assert_eq!(run(10), [0u32; 0]);
+        assert_eq!(run(9), [9]);
     }
 }

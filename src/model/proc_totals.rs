@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use super::join::{KeyMap, run};
+use super::join::{KeyMap, for_run};
 use super::sample::{BpfProc, BpfThread};
 
 /// One process's totals (zero for a process BPF never saw).
@@ -64,12 +64,20 @@ impl<'a> Totals<'a> {
             return t.get(tgid).copied().unwrap_or_default();
         }
         let mut e = ProcTotals::default();
-        for t in run(self.threads, |t| t.tgid, &self.next_thread, tgid) {
-            e.add_thread(t);
-        }
-        for p in run(self.procs, |p| p.tgid, &self.next_proc, tgid) {
-            e.add_proc(p);
-        }
+        for_run(
+            self.threads,
+            |t| t.tgid,
+            &self.next_thread,
+            tgid,
+            |t| e.add_thread(t),
+        );
+        for_run(
+            self.procs,
+            |p| p.tgid,
+            &self.next_proc,
+            tgid,
+            |p| e.add_proc(p),
+        );
         e
     }
 }
