@@ -141,19 +141,18 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
             let ticks = delta(q.utime + q.stime, p.utime + p.stime) as f64;
             100.0 * ticks / tck / interval_s
         });
-        let mut row = ProcFrame {
-            state: p.state,
-            gone: false,
-            threads_seen: p.tasks.len() as u32,
-            running_seen: running,
-            cpu_pct_scan,
-            rss_kb: p.rss_pages * page_kb,
-            ..ProcFrame::named(p.pid, p.comm.clone(), p.cmdline.clone())
-        };
+        // Written in place: a 300-byte row built on the stack and then pushed was
+        // copied twice per process.
+        procs.push(ProcFrame::named(p.pid, p.comm.clone(), p.cmdline.clone()));
+        let row = procs.last_mut().expect("just pushed");
+        row.state = p.state;
+        row.threads_seen = p.tasks.len() as u32;
+        row.running_seen = running;
+        row.cpu_pct_scan = cpu_pct_scan;
+        row.rss_kb = p.rss_pages * page_kb;
         if let Some((pt, ct)) = bpf_tot(p.pid) {
-            fill_bpf(&mut row, &pt, &ct, interval_ns, prev.is_some());
+            fill_bpf(row, &pt, &ct, interval_ns, prev.is_some());
         }
-        procs.push(row);
     }
     // Processes that lived during the interval but were gone at the scan.
     if let Some(b) = cur_bpf {

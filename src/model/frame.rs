@@ -149,6 +149,7 @@ impl ProcFrame {
     /// `ProcFrame { comm, cmdline, ..Default::default() }` would make two default
     /// strings and drop them again: four atomic operations per row on the one shared
     /// empty `Arc<str>`, a sixth of a derive at 10,000 processes.
+    #[inline]
     pub fn named(pid: u32, comm: Arc<str>, cmdline: Arc<str>) -> Self {
         ProcFrame {
             pid,
