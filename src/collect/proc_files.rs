@@ -193,16 +193,43 @@ impl SysFile {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// utime of /proc/self/task/TID/stat (field 14), read through `files`.
-    fn utime(files: &mut KeptFiles, tid: u32, buf: &mut Vec<u8>) -> u64 {
+    /// utime + stime of /proc/self/task/TID/stat (fields 14 and 15), read through `files`.
+    fn cpu_ticks(files: &mut KeptFiles, tid: u32, buf: &mut Vec<u8>) -> u64 {
         let path = std::ffi::CString::new(format!("/proc/self/task/{tid}/stat")).unwrap();
         assert!(files.read((0, tid), libc::AT_FDCWD, &path, buf));
         let text = std::str::from_utf8(buf).unwrap();
         let after = &text[text.rfind(')').unwrap() + 2..];
-        after.split(' ').nth(11).unwrap().parse().unwrap()
+        let f: Vec<u64> = after
+            .split(' ')
+            .skip(11)
+            .take(2)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        f[0] + f[1]
+    }
+
+    /// Burn `ms` of this thread's own CPU time (not wall time: a loaded machine may give
+    /// it little of a wall-clock window).
+    pub(crate) fn spin_cpu_ms(ms: u64) {
+        let cpu = || {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: clock_gettime writes one timespec.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        };
+        let end = cpu() + ms * 1_000_000;
+        let mut x = 0u64;
+        while cpu() < end {
+            for _ in 0..1000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        }
     }
 
     /// A kept descriptor reads fresh text: the thread's CPU time moves after it spins.
@@ -211,7 +238,7 @@ mod tests {
         let tid = unsafe { libc::gettid() } as u32;
         let mut files = KeptFiles::with_cap(8);
         let mut buf = Vec::new();
-        let before = utime(&mut files, tid, &mut buf);
+        let before = cpu_ticks(&mut files, tid, &mut buf);
         assert_eq!(files.len(), 1);
         let t0 = std::time::Instant::now();
         let mut x = 0u64;
@@ -219,7 +246,7 @@ mod tests {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
         }
         files.end_tick();
-        let after = utime(&mut files, tid, &mut buf);
+        let after = cpu_ticks(&mut files, tid, &mut buf);
         assert_eq!(files.len(), 1, "the same descriptor, not a second one");
         assert!(
             after > before,
@@ -241,16 +268,24 @@ mod tests {
         let me = unsafe { libc::gettid() } as u32;
         let mut files = KeptFiles::with_cap(1);
         let mut buf = Vec::new();
-        utime(&mut files, tid, &mut buf);
-        utime(&mut files, me, &mut buf);
+        cpu_ticks(&mut files, tid, &mut buf);
+        cpu_ticks(&mut files, me, &mut buf);
         assert_eq!(files.len(), 1, "capped at one");
         done_tx.send(()).unwrap();
         h.join().unwrap();
-        let path = std::ffi::CString::new(format!("/proc/self/task/{tid}/stat")).unwrap();
+        // join returns when the thread clears its tid, a little before the kernel has
+        // released it: wait until /proc no longer lists it.
+        let dir = format!("/proc/self/task/{tid}");
+        let t0 = std::time::Instant::now();
+        while std::path::Path::new(&dir).exists() {
+            assert!(t0.elapsed().as_secs() < 5, "thread {tid} never went away");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let path = std::ffi::CString::new(format!("{dir}/stat")).unwrap();
         assert!(!files.read((0, tid), libc::AT_FDCWD, &path, &mut buf));
         assert!(buf.is_empty());
         assert!(files.is_empty(), "the dead thread's descriptor was closed");
-        utime(&mut files, me, &mut buf);
+        cpu_ticks(&mut files, me, &mut buf);
         files.end_tick();
         assert_eq!(files.len(), 1);
         files.end_tick();
