@@ -120,6 +120,16 @@ impl KeptFiles {
         self.files.is_empty()
     }
 
+    /// How many files may be kept.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// Whether the file of (pid, tid) is kept open.
+    pub fn holds(&self, key: (u32, u32)) -> bool {
+        self.files.contains_key(&key)
+    }
+
     /// Read the file of (pid, tid) into `buf`: through the kept descriptor if there is
     /// one and it still reads, otherwise by opening `path` relative to `dir` (and
     /// keeping it, while under the cap).
