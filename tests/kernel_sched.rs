@@ -34,10 +34,24 @@ fn thread_churn_is_counted_and_ghosts_found() {
     if !require_root("thread_churn_is_counted_and_ghosts_found") {
         return;
     }
+    churn_is_counted(&[]);
+}
+
+/// The same with the scheduler probes' raw_tp copies, which a kernel without tp_btf
+/// (before 5.5) loads instead.
+#[test]
+fn raw_tp_fallback_counts_churn_too() {
+    if !require_root("raw_tp_fallback_counts_churn_too") {
+        return;
+    }
+    churn_is_counted(&[("TTOP_SCHED_RAW_TP", "1")]);
+}
+
+fn churn_is_counted(env: &[(&str, &str)]) {
     let _g = kernel_lock();
     let n: u64 = 3000;
     // ttop runs until the workload is done (however long a loaded machine makes it).
-    let ttop = ttop_spawn(&["--json", "-n", "120", "-d", "0.5"]);
+    let ttop = ttop_spawn_env(&["--json", "-n", "120", "-d", "0.5"], env);
     std::thread::sleep(Duration::from_millis(1500)); // probes attached, first scan done
     let mut w = spawn_workload("churn", &[&n.to_string(), "4", "100"]);
     assert!(

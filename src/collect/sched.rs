@@ -34,9 +34,14 @@ impl SchedCollector {
         // tp_btf programs read the kernel's structs with plain loads, raw_tp ones with a
         // helper call per field; a kernel without tp_btf (before 5.5) gets the raw_tp
         // copies of the same code.
-        let mut skel = match Self::open_load(true) {
-            Ok(s) => s,
-            Err(_) => Self::open_load(false)?,
+        // TTOP_SCHED_RAW_TP=1 loads the raw_tp copies here too (tests use it to check the
+        // fallback on a kernel that has tp_btf).
+        let mut skel = match std::env::var_os("TTOP_SCHED_RAW_TP") {
+            Some(_) => Self::open_load(false)?,
+            None => match Self::open_load(true) {
+                Ok(s) => s,
+                Err(_) => Self::open_load(false)?,
+            },
         };
         let mut links = Vec::new();
         let mut problems = Vec::new();

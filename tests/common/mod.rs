@@ -133,8 +133,14 @@ impl Bg {
 
 /// Start `ttop ARGS` in the background.
 pub fn ttop_spawn(args: &[&str]) -> Bg {
+    ttop_spawn_env(args, &[])
+}
+
+/// ttop_spawn with extra environment variables.
+pub fn ttop_spawn_env(args: &[&str], env: &[(&str, &str)]) -> Bg {
     let mut child = Command::new(ttop_bin())
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
