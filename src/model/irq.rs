@@ -287,23 +287,30 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     frame.tlb = Some(tlb);
 
     // Senders, and their per-process sums.
-    let comm_of: HashMap<u32, &str> = cur.procs.iter().map(|p| (p.pid, &*p.comm)).collect();
-    let gone_comm: HashMap<u32, &str> = cur
-        .bpf
-        .as_ref()
-        .map(|b| b.procs.iter().map(|p| (p.tgid, p.comm.as_str())).collect())
-        .unwrap_or_default();
-    let mut senders: Vec<IpiSenderFrame> = sender_deltas(pirq, c)
+    // Names for the senders only (a handful), not a table of every process: the BPF
+    // side's name for a process gone from /proc, the scan's where it has one.
+    let deltas = sender_deltas(pirq, c);
+    let mut names: foldhash::HashMap<u32, &str> = deltas.iter().map(|d| (d.0, "")).collect();
+    if let Some(b) = cur.bpf.as_ref() {
+        for p in &b.procs {
+            if let Some(n) = names.get_mut(&p.tgid) {
+                *n = p.comm.as_str();
+            }
+        }
+    }
+    for p in &cur.procs {
+        if let Some(n) = names.get_mut(&p.pid) {
+            *n = &p.comm;
+        }
+    }
+    let mut senders: Vec<IpiSenderFrame> = deltas
         .into_iter()
         .map(|(tgid, kind, func, ipis, queued)| IpiSenderFrame {
             pid: tgid,
             comm: if tgid == 0 {
                 "[idle/irq]".to_string()
             } else {
-                comm_of
-                    .get(&tgid)
-                    .or_else(|| gone_comm.get(&tgid))
-                    .map_or_else(String::new, |s| s.to_string())
+                names.get(&tgid).map_or_else(String::new, |s| s.to_string())
             },
             kind: SENT_NAMES
                 .get(kind as usize)
@@ -520,6 +527,54 @@ ERR:          0\n";
         assert_eq!(f.ipi_senders[1].func, "reschedule");
         assert_eq!(f.procs[0].tlb_shootdowns_caused, Some(30));
         assert_eq!(f.procs[0].ipis_caused, Some(30));
+    }
+
+    /// A sender is named by the scan; one gone from /proc by the eBPF side's last name for
+    /// it; the scan's name wins where both have one; a process neither knows stays unnamed.
+    #[test]
+    fn senders_are_named_by_the_scan_then_the_bpf_side() {
+        use crate::model::sample::{BpfProc, BpfSample, ProcScan};
+        let (p, mut c) = (sample(100), sample(103));
+        let irq = c.irq.as_mut().unwrap();
+        for (tgid, ipis) in [(43, 7), (44, 5), (45, 3)] {
+            irq.senders.push(IpiSender {
+                tgid,
+                kind: KIND_TLB,
+                func: "f".into(),
+                ipis: 103 * ipis,
+                queued: 0,
+            });
+        }
+        let named = |pid: u32, comm: &str| ProcScan {
+            pid,
+            comm: comm.into(),
+            ..Default::default()
+        };
+        c.procs = vec![named(42, "scanned"), named(44, "scan-wins")];
+        c.bpf = Some(BpfSample {
+            procs: [(43, "gone"), (44, "bpf-name")]
+                .into_iter()
+                .map(|(tgid, comm)| BpfProc {
+                    tgid,
+                    comm: comm.into(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        let mut f = Frame::default();
+        derive_into(&mut f, Some(&p), &c);
+        let name = |pid: u32| {
+            f.ipi_senders
+                .iter()
+                .find(|s| s.pid == pid)
+                .map(|s| s.comm.clone())
+        };
+        assert_eq!(name(42).as_deref(), Some("scanned"));
+        assert_eq!(name(43).as_deref(), Some("gone"));
+        assert_eq!(name(44).as_deref(), Some("scan-wins"));
+        assert_eq!(name(45).as_deref(), Some(""));
+        assert_eq!(name(0).as_deref(), Some("[idle/irq]"));
     }
 
     #[test]
