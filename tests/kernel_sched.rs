@@ -34,7 +34,7 @@ fn thread_churn_is_counted_and_ghosts_found() {
     if !require_root("thread_churn_is_counted_and_ghosts_found") {
         return;
     }
-    churn_is_counted(&[]);
+    churn_is_counted(&[], libbpf_rs::ProgramType::Tracing);
 }
 
 /// The same with the scheduler probes' raw_tp copies, which a kernel without tp_btf
@@ -44,15 +44,45 @@ fn raw_tp_fallback_counts_churn_too() {
     if !require_root("raw_tp_fallback_counts_churn_too") {
         return;
     }
-    churn_is_counted(&[("TTOP_SCHED_RAW_TP", "1")]);
+    churn_is_counted(
+        &[("TTOP_SCHED_RAW_TP", "1")],
+        libbpf_rs::ProgramType::RawTracepoint,
+    );
 }
 
-fn churn_is_counted(env: &[(&str, &str)]) {
+/// The types of the scheduler programs (kernel names start `ttop_sched_` or
+/// `ttop_raw_sched_`, cut at 15 characters) that process `pid` holds open.
+fn sched_prog_types(pid: u32) -> Vec<libbpf_rs::ProgramType> {
+    let ids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter_map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("prog_id:")?.trim().parse().ok())
+        })
+        .collect();
+    libbpf_rs::query::ProgInfoIter::default()
+        .filter(|p| ids.contains(&p.id))
+        .filter(|p| {
+            let name = p.name.to_string_lossy();
+            name.starts_with("ttop_sched_") || name.starts_with("ttop_raw_sched")
+        })
+        .map(|p| p.ty)
+        .collect()
+}
+
+fn churn_is_counted(env: &[(&str, &str)], kind: libbpf_rs::ProgramType) {
     let _g = kernel_lock();
     let n: u64 = 3000;
     // ttop runs until the workload is done (however long a loaded machine makes it).
     let ttop = ttop_spawn_env(&["--json", "-n", "120", "-d", "0.5"], env);
     std::thread::sleep(Duration::from_millis(1500)); // probes attached, first scan done
+    // The scheduler programs are of the kind asked for, and only that kind.
+    let kinds = sched_prog_types(ttop.child.id());
+    assert!(
+        kinds.len() >= 4 && kinds.iter().all(|k| *k == kind),
+        "scheduler programs {kinds:?}, expected {kind:?}"
+    );
     let mut w = spawn_workload("churn", &[&n.to_string(), "4", "100"]);
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),

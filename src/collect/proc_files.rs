@@ -242,6 +242,17 @@ pub(crate) mod tests {
         }
     }
 
+    /// Wait until /proc no longer lists thread `tid` of this process: a pthread join
+    /// returns when the thread clears its tid, a little before the kernel releases it.
+    pub(crate) fn wait_thread_gone(tid: u32) {
+        let dir = format!("/proc/self/task/{tid}");
+        let t0 = std::time::Instant::now();
+        while std::path::Path::new(&dir).exists() {
+            assert!(t0.elapsed().as_secs() < 5, "thread {tid} never went away");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// A kept descriptor reads fresh text: the thread's CPU time moves after it spins.
     #[test]
     fn a_kept_file_reads_fresh_text() {
@@ -283,15 +294,8 @@ pub(crate) mod tests {
         assert_eq!(files.len(), 1, "capped at one");
         done_tx.send(()).unwrap();
         h.join().unwrap();
-        // join returns when the thread clears its tid, a little before the kernel has
-        // released it: wait until /proc no longer lists it.
-        let dir = format!("/proc/self/task/{tid}");
-        let t0 = std::time::Instant::now();
-        while std::path::Path::new(&dir).exists() {
-            assert!(t0.elapsed().as_secs() < 5, "thread {tid} never went away");
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        let path = std::ffi::CString::new(format!("{dir}/stat")).unwrap();
+        wait_thread_gone(tid);
+        let path = std::ffi::CString::new(format!("/proc/self/task/{tid}/stat")).unwrap();
         assert!(!files.read((0, tid), libc::AT_FDCWD, &path, &mut buf));
         assert!(buf.is_empty());
         assert!(files.is_empty(), "the dead thread's descriptor was closed");

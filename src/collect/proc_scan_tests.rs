@@ -200,13 +200,7 @@ fn later_scans_through_kept_files_see_changes() {
     let _ = child.wait();
     let _ = tx.send(());
     t.join().unwrap();
-    // join returns a little before the kernel releases the thread: wait for /proc.
-    let dir = format!("/proc/self/task/{tid}");
-    let t0 = std::time::Instant::now();
-    while std::path::Path::new(&dir).exists() {
-        assert!(t0.elapsed().as_secs() < 5, "thread {tid} never went away");
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    crate::collect::proc_files::tests::wait_thread_gone(tid);
     crate::collect::proc_files::tests::spin_cpu_ms(100);
     let second = sc.scan();
     assert!(

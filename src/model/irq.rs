@@ -99,12 +99,6 @@ impl ProcInterrupts {
         }
         Self { lines }
     }
-
-    pub fn read() -> Self {
-        std::fs::read_to_string("/proc/interrupts")
-            .map(|t| Self::parse(&t))
-            .unwrap_or_default()
-    }
 }
 
 // ---- Frame side ----
