@@ -8,8 +8,23 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
+/// One tmux server per session, on a socket of its own (`tmux -S`, removed on drop). With
+/// the default socket, a session started right after the last one was killed could reach
+/// the server while it was exiting ("server exited unexpectedly").
 struct Tmux {
     name: String,
+}
+
+static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn socket(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("{name}.tmux"))
+}
+
+fn tmux(name: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.arg("-S").arg(socket(name));
+    c
 }
 
 impl Tmux {
@@ -19,8 +34,9 @@ impl Tmux {
             eprintln!("SKIPPED: tmux not installed");
             return None;
         }
-        let name = format!("ttop-test-{}", std::process::id());
-        let ok = Command::new("tmux")
+        let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("ttop-test-{}-{n}", std::process::id());
+        let ok = tmux(&name)
             .args([
                 "new-session",
                 "-d",
@@ -40,7 +56,7 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = tmux(&self.name)
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .unwrap();
@@ -48,7 +64,7 @@ impl Tmux {
     }
 
     fn keys(&self, keys: &[&str]) {
-        Command::new("tmux")
+        tmux(&self.name)
             .args(["send-keys", "-t", &self.name])
             .args(keys)
             .status()
@@ -72,7 +88,7 @@ impl Tmux {
     }
 
     fn pane_pid(&self) -> u32 {
-        let out = Command::new("tmux")
+        let out = tmux(&self.name)
             .args(["list-panes", "-t", &self.name, "-F", "#{pane_pid}"])
             .output()
             .unwrap();
@@ -82,9 +98,10 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
+        let _ = tmux(&self.name)
             .args(["kill-session", "-t", &self.name])
             .status();
+        let _ = std::fs::remove_file(socket(&self.name));
     }
 }
 
@@ -149,7 +166,7 @@ fn resize_and_tiny_terminal() {
         return;
     };
     t.wait_for("Processes");
-    Command::new("tmux")
+    tmux(&t.name)
         .args(["resize-window", "-t", &t.name, "-x", "200", "-y", "60"])
         .status()
         .unwrap();
