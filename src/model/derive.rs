@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable, ThreadFrame};
-use super::join::{KeyMap, Rows};
+use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable};
+use super::join::Rows;
 use super::proc_totals::{ProcTotals, Totals};
-use super::sample::{BpfThread, CpuTimes, Sample, SystemInfo};
+use super::sample::{CpuTimes, Sample, SystemInfo};
 
 /// Difference of a cumulative counter. A counter that went backwards was reset
 /// (map entry recreated, PID reused, collector restarted): count from zero.
@@ -58,7 +58,7 @@ fn cpu_frame(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuFrame {
     }
 }
 
-fn pct_of(ns: u64, interval_ns: u64) -> f64 {
+pub(super) fn pct_of(ns: u64, interval_ns: u64) -> f64 {
     100.0 * ns as f64 / interval_ns.max(1) as f64
 }
 
@@ -133,7 +133,11 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     let mut procs = Vec::with_capacity(cur.procs.len() + 8);
     let mut scan_running = 0u32;
     let seen = Rows::new(&cur.procs, |p| p.pid);
-    for p in &cur.procs {
+    // Each row is one struct expression returned into the list's reserved space, so
+    // the compiler writes its fields in place; a row built in a local and filled in
+    // through `&mut` was copied (260 bytes, a memcpy call) into the list.
+    let has_prev = prev.is_some();
+    procs.extend(cur.procs.iter().map(|p| {
         let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
         scan_running += running;
         let prevp = prev_scan.get(p.pid).filter(|q| q.starttime == p.starttime);
@@ -141,19 +145,19 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
             let ticks = delta(q.utime + q.stime, p.utime + p.stime) as f64;
             100.0 * ticks / tck / interval_s
         });
-        // Written in place: a 300-byte row built on the stack and then pushed was
-        // copied twice per process.
-        procs.push(ProcFrame::named(p.pid, p.comm.clone(), p.cmdline.clone()));
-        let row = procs.last_mut().expect("just pushed");
-        row.state = p.state;
-        row.threads_seen = p.tasks.len() as u32;
-        row.running_seen = running;
-        row.cpu_pct_scan = cpu_pct_scan;
-        row.rss_kb = p.rss_pages * page_kb;
-        if let Some((pt, ct)) = bpf_tot(p.pid) {
-            fill_bpf(row, &pt, &ct, interval_ns, prev.is_some());
-        }
-    }
+        let scan = ScanCols {
+            state: p.state,
+            gone: false,
+            threads_seen: p.tasks.len() as u32,
+            running_seen: running,
+            cpu_pct_scan,
+            rss_kb: p.rss_pages * page_kb,
+        };
+        let bpf = bpf_tot(p.pid).map_or_else(BpfCols::default, |(pt, ct)| {
+            bpf_cols(&pt, &ct, interval_ns, has_prev, cpu_pct_scan)
+        });
+        proc_row(p.pid, p.comm.clone(), p.cmdline.clone(), scan, bpf)
+    }));
     // Processes that lived during the interval but were gone at the scan.
     if let Some(b) = cur_bpf {
         for bp in &b.procs {
@@ -174,13 +178,13 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
                 was_scanned.map(|q| q.comm.clone()).unwrap_or_default()
             };
             let cmdline = was_scanned.map(|q| q.cmdline.clone()).unwrap_or_default();
-            let mut row = ProcFrame {
+            let scan = ScanCols {
                 state: 'X',
                 gone: true,
-                ..ProcFrame::named(bp.tgid, comm, cmdline)
+                ..Default::default()
             };
-            fill_bpf(&mut row, &pt, &ct, interval_ns, prev.is_some());
-            procs.push(row);
+            let bpf = bpf_cols(&pt, &ct, interval_ns, has_prev, scan.cpu_pct_scan);
+            procs.push(proc_row(bp.tgid, comm, cmdline, scan, bpf));
         }
     }
 
@@ -189,7 +193,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     drop((seen, prev_scan, cur_totals, prev_totals));
 
     // Threads.
-    let threads = thread_frames(cur, prev, interval_ns, interval_s, tck);
+    let threads = super::thread_rows::thread_frames(cur, prev, interval_ns, interval_s, tck);
 
     // With a filter every panel is about the watched processes: their runnable threads
     // are their on-CPU plus run-queue time over the interval (no instantaneous max).
@@ -273,21 +277,77 @@ pub fn filter_label(f: &crate::model::sample::FilterSpec) -> String {
     parts.join(" + ")
 }
 
-fn fill_bpf(
-    row: &mut ProcFrame,
+/// The columns of a process row that come from the /proc scan.
+#[derive(Default)]
+struct ScanCols {
+    state: char,
+    gone: bool,
+    threads_seen: u32,
+    running_seen: u32,
+    cpu_pct_scan: f64,
+    rss_kb: u64,
+}
+
+/// The columns of a process row that come from eBPF (all null without it).
+#[derive(Default)]
+struct BpfCols {
+    threads_created: Option<u64>,
+    threads_exited: Option<u64>,
+    ghost_threads: Option<u64>,
+    ghost_cpu_ms: Option<f64>,
+    cpu_pct_true: Option<f64>,
+    runq_wait_ms: Option<f64>,
+    runnable_avg: Option<f64>,
+    scan_miss: f64,
+}
+
+/// A process row: one struct expression, so it can be built where it is stored.
+#[inline(always)]
+fn proc_row(
+    pid: u32,
+    comm: std::sync::Arc<str>,
+    cmdline: std::sync::Arc<str>,
+    s: ScanCols,
+    b: BpfCols,
+) -> ProcFrame {
+    ProcFrame {
+        pid,
+        comm,
+        cmdline,
+        state: s.state,
+        gone: s.gone,
+        threads_seen: s.threads_seen,
+        running_seen: s.running_seen,
+        threads_created: b.threads_created,
+        threads_exited: b.threads_exited,
+        ghost_threads: b.ghost_threads,
+        ghost_cpu_ms: b.ghost_cpu_ms,
+        cpu_pct_scan: s.cpu_pct_scan,
+        cpu_pct_true: b.cpu_pct_true,
+        runq_wait_ms: b.runq_wait_ms,
+        rss_kb: s.rss_kb,
+        scan_miss: b.scan_miss,
+        runnable_avg: b.runnable_avg,
+        // Filled in later by contention_frame and irq.
+        tlb_shootdowns_caused: None,
+        ipis_caused: None,
+        tlb_ipis_caused: None,
+        futex_calls: None,
+        futex_wait_ms: None,
+    }
+}
+
+#[inline(always)]
+fn bpf_cols(
     pt: &ProcTotals,
     ct: &ProcTotals,
     interval_ns: u64,
     has_prev: bool,
-) {
+    cpu_pct_scan: f64,
+) -> BpfCols {
     let d = |a: u64, b: u64| if has_prev { delta(a, b) } else { 0 };
     let ghost_ns = d(pt.ghost_oncpu_ns, ct.ghost_oncpu_ns);
-    row.threads_created = Some(d(pt.created, ct.created));
-    row.threads_exited = Some(d(pt.exited, ct.exited));
-    row.ghost_threads = Some(d(pt.ghosts, ct.ghosts));
-    row.ghost_cpu_ms = Some(ghost_ns as f64 / 1e6);
     let true_pct = pct_of(d(pt.oncpu_ns, ct.oncpu_ns), interval_ns);
-    row.cpu_pct_true = Some(true_pct);
     // Running or waiting to run, averaged over the interval: how many of its threads
     // were runnable at a time.
     // Run-queue wait includes the wait in progress at the sample (see SchedCollector::read);
@@ -295,71 +355,16 @@ fn fill_bpf(
     // not as a counter reset.
     let wait = |a: u64, b: u64| if has_prev { b.saturating_sub(a) } else { 0 };
     let runnable_ns = d(pt.oncpu_ns, ct.oncpu_ns) + wait(pt.runq_wait_ns, ct.runq_wait_ns);
-    row.runnable_avg = Some(runnable_ns as f64 / interval_ns as f64);
-    row.runq_wait_ms = Some(wait(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6);
-    row.scan_miss = (true_pct - row.cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns);
-}
-
-fn thread_frames(
-    cur: &Sample,
-    prev: Option<&Sample>,
-    interval_ns: u64,
-    interval_s: f64,
-    tck: f64,
-) -> Vec<ThreadFrame> {
-    fn threads_of(s: Option<&Sample>) -> &[BpfThread] {
-        s.and_then(|s| s.bpf.as_ref()).map_or(&[], |b| &b.threads)
+    BpfCols {
+        threads_created: Some(d(pt.created, ct.created)),
+        threads_exited: Some(d(pt.exited, ct.exited)),
+        ghost_threads: Some(d(pt.ghosts, ct.ghosts)),
+        ghost_cpu_ms: Some(ghost_ns as f64 / 1e6),
+        cpu_pct_true: Some(true_pct),
+        runnable_avg: Some(runnable_ns as f64 / interval_ns as f64),
+        runq_wait_ms: Some(wait(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6),
+        scan_miss: (true_pct - cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns),
     }
-    let cur_bt = Rows::new(threads_of(Some(cur)), |t| t.tid);
-    let prev_bt = Rows::new(threads_of(prev), |t| t.tid);
-    let prev_tasks: KeyMap<(u64, u64)> = prev.map_or_else(KeyMap::empty, |p| {
-        // Sized up front: a flattened iterator cannot say how long it is, and growing
-        // the list by doubling copied it a dozen times at 10,000 threads.
-        let mut v = Vec::with_capacity(p.procs.iter().map(|q| q.tasks.len()).sum());
-        v.extend(p.procs.iter().flat_map(|q| {
-            q.tasks
-                .iter()
-                .map(|t| (t.tid, (t.utime + t.stime, q.starttime)))
-        }));
-        KeyMap::new(v)
-    });
-    let mut out = Vec::with_capacity(cur.procs.iter().map(|p| p.tasks.len()).sum());
-    for p in &cur.procs {
-        for t in &p.tasks {
-            let cpu_pct_scan = match prev_tasks.get(t.tid) {
-                Some(&(ticks, start)) if start == p.starttime => {
-                    100.0 * delta(ticks, t.utime + t.stime) as f64 / tck / interval_s
-                }
-                _ => 0.0,
-            };
-            let (cpu_pct_true, runq_wait_ms) = match (cur.bpf.as_ref(), cur_bt.get(t.tid)) {
-                (Some(_), c) => {
-                    let (c_on, c_wait) = c.map_or((0, 0), |c| (c.oncpu_ns, c.runq_wait_ns));
-                    let (p_on, p_wait) = prev_bt
-                        .get(t.tid)
-                        .map_or((0, 0), |p| (p.oncpu_ns, p.runq_wait_ns));
-                    let on = if prev.is_some() { delta(p_on, c_on) } else { 0 };
-                    let w = if prev.is_some() {
-                        c_wait.saturating_sub(p_wait)
-                    } else {
-                        0
-                    };
-                    (Some(pct_of(on, interval_ns)), Some(w as f64 / 1e6))
-                }
-                (None, _) => (None, None),
-            };
-            out.push(ThreadFrame {
-                tid: t.tid,
-                pid: p.pid,
-                comm: t.comm.clone(),
-                state: t.state,
-                cpu_pct_scan,
-                cpu_pct_true,
-                runq_wait_ms,
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod latency;
 pub mod proc_totals;
 pub mod sample;
 pub mod scope;
+pub mod thread_rows;
 
 pub use derive::derive;
 pub use frame::Frame;
