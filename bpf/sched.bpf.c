@@ -57,6 +57,48 @@ struct {
 	__type(value, struct lat_stats);
 } lat_threads SEC(".maps");
 
+/* Threads the /proc scan must read again: one byte per tid (8 per entry), set to 1 by
+ * every event that can change what task/TID/stat shows (switch in or out, wakeup, birth,
+ * exit, rename). User space maps it, and before reading a thread's stat file swaps its
+ * byte back to 0; a thread whose byte is still 0 shows what the scan read last time.
+ * Plain byte stores: no two tids share a byte, so no atomics are needed. User space
+ * sizes it to pid_max before loading (and drops BPF_F_MMAPABLE where the kernel lacks
+ * it, which turns the skipping off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dirty_tids SEC(".maps");
+
+/* The same for processes, by tgid: set when one of its threads is born or exits, so the
+ * scan lists its task/ directory again (and keeps the last listing otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dirty_tgids SEC(".maps");
+
+static __always_inline void mark_in(void *map, __u32 id)
+{
+	__u32 slot = id >> 3;
+	__u8 *b = bpf_map_lookup_elem(map, &slot);
+
+	if (!b)
+		return;
+	b += id & 7;
+	if (!*b)
+		*b = 1;
+}
+
+static __always_inline void mark_dirty(__u32 tid)
+{
+	mark_in(&dirty_tids, tid);
+}
+
 /* Too large for the BPF stack: the initial value of a new lat_threads entry. */
 const struct lat_stats lat_zero = {};
 
@@ -290,6 +332,7 @@ static __always_inline void mark_runnable(bool btf, struct task_struct *p, __u64
 	struct thread_stats *t = thread_get(btf, p, tid, true);
 	__u32 pcount;
 
+	mark_dirty(tid);
 	if (!t || t->on_cpu)
 		return;
 	pcount = task_pcount(btf, p);
@@ -334,6 +377,8 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 	__u32 next_tid = RD(btf, next, pid);
 	struct thread_stats *t;
 
+	mark_dirty(prev_tid);
+	mark_dirty(next_tid);
 	if (c) {
 		/* With a filter, count only the switches of the watched processes. */
 		if (!filter_enabled || wanted(RD(btf, prev, tgid)) ||
@@ -343,6 +388,9 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 		if (c->cur_tid != prev_tid && c->runq_last_ts) {
 			c->gaps++;
 			drop(DROP_GAPS);
+			/* It left unseen: what the scan read of it may be stale. (Who came
+			 * in unseen is prev, marked above.) */
+			mark_dirty(c->cur_tid);
 			if (c->cur_tid) {
 				__u32 stale = c->cur_tid;
 				t = bpf_map_lookup_elem(&threads, &stale);
@@ -421,6 +469,8 @@ static __always_inline void on_newtask(bool btf, struct task_struct *task)
 	struct proc_stats *p;
 	long err;
 
+	mark_dirty(tid);
+	mark_in(&dirty_tgids, tgid);
 	p = proc_get(tgid);
 	if (p)
 		__sync_fetch_and_add(&p->created, 1);
@@ -477,6 +527,8 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 	__u64 oncpu = 0, wait = 0;
 	bool lat_entry = true; /* unknown without t: delete to be sure */
 
+	mark_dirty(tid);
+	mark_in(&dirty_tgids, tgid);
 	if (t) {
 		__u64 sum = task_runtime(btf, task);
 		/* The exiting thread is on this CPU right now; the kernel's counter may
@@ -551,6 +603,15 @@ int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
 	return 0;
 }
 
+/* A new name (prctl, or a write to /proc/PID/task/TID/comm by another thread while
+ * this one sleeps): the scan must read it again. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(ttop_task_rename, struct task_struct *task)
+{
+	mark_dirty(task->pid);
+	return 0;
+}
+
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(ttop_raw_sched_wakeup, struct task_struct *p)
 {
@@ -591,5 +652,12 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(ttop_raw_sched_process_exit, struct task_struct *task)
 {
 	on_exit(false, task);
+	return 0;
+}
+
+SEC("raw_tp/task_rename")
+int BPF_PROG(ttop_raw_task_rename, struct task_struct *task)
+{
+	mark_dirty(BPF_CORE_READ(task, pid));
 	return 0;
 }

@@ -180,7 +180,8 @@ impl Collector {
         if let Some(s) = self.sched.as_mut() {
             s.begin_scan();
         }
-        let procs = self.scanner.scan();
+        let dirty = self.sched.as_mut().and_then(|s| s.dirty());
+        let procs = self.scanner.scan_with(dirty);
         let stat = self.system.read();
         let mono = mono_ns();
         let wall = wall_ns();

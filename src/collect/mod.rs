@@ -3,6 +3,7 @@
 pub mod bpf_common;
 pub mod collector;
 pub mod contention;
+pub mod dirty;
 pub mod filter;
 pub mod irq;
 pub mod kallsyms;

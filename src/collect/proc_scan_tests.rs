@@ -301,3 +301,93 @@ fn paths_are_built_as_proc_names_them() {
         b"4294967295/task/4294967295/cmdline"
     );
 }
+
+/// A thread the dirty map does not mark is not read again: a rename done behind the
+/// map's back (as if the task_rename probe had missed it) stays unseen until the thread
+/// is marked, or until its periodic re-read. A marked one is read at once.
+#[test]
+fn unmarked_sleeping_threads_are_not_read_again() {
+    use crate::collect::dirty::Dirty;
+    let me = std::process::id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let t = std::thread::Builder::new()
+        .name("ttop-before".into())
+        .spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = rx.recv();
+        })
+        .unwrap();
+    let tid = tid_rx.recv().unwrap();
+    let name_of = |sc: &mut ProcScanner, d: &Dirty| -> (String, char) {
+        let all = sc.scan_with(Some(d));
+        let p = all
+            .iter()
+            .find(|p| p.pid == me)
+            .expect("own process scanned");
+        let t = p
+            .tasks
+            .iter()
+            .find(|t| t.tid == tid)
+            .expect("thread scanned");
+        (t.comm.to_string(), t.state)
+    };
+    // Wait until the thread sleeps in recv (S), so the scan may skip it.
+    let t0 = std::time::Instant::now();
+    loop {
+        let st = std::fs::read_to_string(format!("/proc/{me}/task/{tid}/stat")).unwrap();
+        if st.rsplit(')').next().unwrap().trim_start().starts_with('S') {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 5, "thread never slept");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let d = Dirty::owned(1 << 22); // every id marked: the first scan reads all
+    let mut sc = ProcScanner::new(None);
+    // Start right after a due re-read of this thread, so REFRESH_TICKS - 1 scans follow
+    // in which it is not due.
+    while !(u64::from(tid) + sc.ticks + 1).is_multiple_of(REFRESH_TICKS) {
+        sc.ticks += 1;
+    }
+    assert_eq!(name_of(&mut sc, &d), ("ttop-before".into(), 'S'));
+    std::fs::write(format!("/proc/{me}/task/{tid}/comm"), "ttop-after").unwrap();
+    for _ in 0..REFRESH_TICKS - 2 {
+        let (name, _) = name_of(&mut sc, &d);
+        assert_eq!(
+            name, "ttop-before",
+            "an unmarked sleeping thread was read again"
+        );
+    }
+    d.tids.mark(tid);
+    assert_eq!(
+        name_of(&mut sc, &d).0,
+        "ttop-after",
+        "a marked thread was not read"
+    );
+
+    // The periodic re-read, with no mark at all.
+    std::fs::write(format!("/proc/{me}/task/{tid}/comm"), "ttop-later").unwrap();
+    let mut seen = false;
+    for _ in 0..REFRESH_TICKS {
+        seen |= name_of(&mut sc, &d).0 == "ttop-later";
+    }
+    assert!(seen, "not read again within {REFRESH_TICKS} scans");
+
+    // The scanning thread itself runs (R when it reads its own file): read every time,
+    // unmarked, so the CPU it burns between scans shows.
+    // SAFETY: gettid has no preconditions.
+    let me_tid = unsafe { libc::gettid() } as u32;
+    let cpu = |sc: &mut ProcScanner| {
+        let all = sc.scan_with(Some(&d));
+        let p = all.iter().find(|p| p.pid == me).unwrap();
+        let t = p.tasks.iter().find(|t| t.tid == me_tid).unwrap();
+        assert_eq!(t.state, 'R');
+        t.utime + t.stime
+    };
+    let before = cpu(&mut sc);
+    crate::collect::proc_files::tests::spin_cpu_ms(100);
+    assert!(cpu(&mut sc) > before, "a running thread was not read again");
+    let _ = tx.send(());
+    t.join().unwrap();
+}

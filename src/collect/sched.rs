@@ -2,11 +2,13 @@
 //! kernel that lacks one loses that probe, not the rest) and reads the maps once per tick.
 
 use std::mem::MaybeUninit;
+use std::os::fd::AsFd;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
 use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::dirty::{Dirty, DirtyTids};
 use super::map_read;
 use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
@@ -23,6 +25,9 @@ pub struct SchedCollector {
     skel: SchedSkel<'static>,
     _links: Vec<Link>,
     ncpus: u32,
+    /// Threads the /proc scan must read again (None: every probe it needs did not
+    /// attach, or the kernel cannot map the array: the scan reads every thread).
+    dirty: Option<Dirty>,
     /// Probes that could not attach, with why.
     pub problems: Vec<String>,
 }
@@ -89,6 +94,21 @@ impl SchedCollector {
                 &progs.ttop_raw_sched_process_exit,
             ],
         );
+        attach(
+            "task_rename",
+            [&progs.ttop_task_rename, &progs.ttop_raw_task_rename],
+        );
+        // Skipping unchanged threads needs every event that can change one.
+        let dirty = problems
+            .is_empty()
+            .then(|| {
+                let (t, p) = (&skel.maps.dirty_tids, &skel.maps.dirty_tgids);
+                Some(Dirty {
+                    tids: DirtyTids::map(t.as_fd(), t.max_entries())?,
+                    tgids: DirtyTids::map(p.as_fd(), p.max_entries())?,
+                })
+            })
+            .flatten();
         if links.is_empty() {
             return Err(problems
                 .first()
@@ -99,6 +119,7 @@ impl SchedCollector {
             skel,
             _links: links,
             ncpus,
+            dirty,
             problems,
         })
     }
@@ -128,12 +149,30 @@ impl SchedCollector {
                 &mut p.ttop_sched_process_exit,
                 &mut p.ttop_raw_sched_process_exit,
             ),
+            (&mut p.ttop_task_rename, &mut p.ttop_raw_task_rename),
         ] {
             tp_btf.set_autoload(btf);
             raw.set_autoload(!btf);
         }
+        // One byte per possible thread id; a kernel that cannot mmap an array gets
+        // one-entry maps and no skipping.
+        let can_map = super::dirty::kernel_can_map();
+        for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
+            let sized = match can_map {
+                true => m.set_max_entries(super::dirty::entries_for_pid_max()),
+                false => m.set_map_flags(0).and_then(|_| m.set_max_entries(1)),
+            };
+            sized.map_err(|e| explain("eBPF scheduler probes: dirty maps", &e))?;
+        }
         open.load()
             .map_err(|e| explain("eBPF scheduler probes: load", &e))
+    }
+
+    /// Which threads the /proc scan must read again (None: read every thread). A
+    /// sched_switch the kernel never delivered marks, when the next one shows the gap,
+    /// both the thread that left unseen and the one that came in.
+    pub fn dirty(&self) -> Option<&Dirty> {
+        self.dirty.as_ref()
     }
 
     fn data(&mut self) -> &mut types::data {

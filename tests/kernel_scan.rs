@@ -1,0 +1,155 @@
+//! The /proc scan under eBPF reads a thread's stat file again only when a scheduler
+//! event says it may have changed (src/collect/dirty.rs). Checked against a plain scan
+//! taken right after, on a process with hundreds of sleeping threads and one that
+//! keeps waking up, and through a rename done from outside while its thread sleeps.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+use common::*;
+use ttop::collect::proc_scan::ProcScanner;
+use ttop::collect::{Collector, Config};
+use ttop::model::sample::{ProcScan, TaskScan};
+
+const SLEEPERS: usize = 300;
+
+/// read() calls made by the calling thread so far (/proc/thread-self/io).
+fn reads_so_far() -> u64 {
+    let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+    io.lines()
+        .find_map(|l| l.strip_prefix("syscr: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn tasks_of(procs: &[ProcScan], pid: u32) -> HashMap<u32, TaskScan> {
+    procs
+        .iter()
+        .find(|p| p.pid == pid)
+        .map(|p| p.tasks.iter().map(|t| (t.tid, t.clone())).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn skipped_threads_read_as_a_full_scan_does() {
+    if !require_root("skipped_threads_read_as_a_full_scan_does") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("scanmix", &[&SLEEPERS.to_string(), "60", "200", "40"]);
+    let mut out = BufReader::new(w.stdout.take().unwrap());
+    let mut kv = HashMap::new();
+    while !(kv.contains_key("sleepers") && kv.contains_key("burst")) {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "scanmix ended early");
+        kv.extend(parse_kv(&line));
+    }
+    let pid: u32 = kv["pid"].parse().unwrap();
+    let burst: u32 = kv["burst"].parse().unwrap();
+    let sleepers: Vec<u32> = kv["sleepers"]
+        .split(',')
+        .map(|t| t.parse().unwrap())
+        .collect();
+    assert_eq!(sleepers.len(), SLEEPERS);
+
+    let mut c = Collector::new(&Config {
+        bpf: true,
+        pids: Some(vec![pid]),
+        comm: None,
+    });
+    assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
+    let mut full = ProcScanner::new(Some(vec![pid]));
+    let mut burst_cpu = Vec::new();
+    let renamed = sleepers[SLEEPERS / 2];
+    let mut fewest_reads = u64::MAX;
+    for round in 0..12 {
+        if round == 6 {
+            // By another thread of the process, while this one sleeps: only task_rename
+            // says so.
+            let _ = std::process::Command::new("kill")
+                .args(["-USR1", &pid.to_string()])
+                .status();
+            let mut line = String::new();
+            while !line.starts_with("renamed=") {
+                line.clear();
+                assert!(out.read_line(&mut line).unwrap() > 0, "scanmix ended early");
+            }
+            assert_eq!(parse_kv(&line)["renamed"], renamed.to_string());
+        }
+        let mut born = None;
+        if round == 9 {
+            // A thread born between two samples, in a process whose listing is reused
+            // while none is: the next sample lists it.
+            let _ = std::process::Command::new("kill")
+                .args(["-USR2", &pid.to_string()])
+                .status();
+            let mut line = String::new();
+            while !line.starts_with("born=") {
+                line.clear();
+                assert!(out.read_line(&mut line).unwrap() > 0, "scanmix ended early");
+            }
+            born = Some(parse_kv(&line)["born"].parse::<u32>().unwrap());
+        }
+        let r0 = reads_so_far();
+        let s = c.sample();
+        let reads = reads_so_far() - r0;
+        let ours = tasks_of(&s.procs, pid);
+        let truth = tasks_of(&full.scan(), pid);
+        let want = SLEEPERS + 2 + usize::from(round >= 9);
+        assert_eq!(ours.len(), want, "round {round}: threads scanned");
+        if let Some(b) = born {
+            assert!(
+                ours.contains_key(&b),
+                "the thread born before round {round} is missing"
+            );
+        }
+        for (tid, t) in &truth {
+            let o = ours
+                .get(tid)
+                .unwrap_or_else(|| panic!("tid {tid} not scanned"));
+            if *tid == burst || *tid == pid {
+                continue; // they run (the main thread every 10 ms): may differ by now
+            }
+            assert_eq!(
+                (&*o.comm, o.state, o.utime, o.stime),
+                (&*t.comm, t.state, t.utime, t.stime),
+                "round {round}: sleeping thread {tid} differs from a full scan"
+            );
+        }
+        if round >= 6 {
+            assert_eq!(&*ours[&renamed].comm, "ttop-renamed", "round {round}");
+        }
+        let b = &ours[&burst];
+        burst_cpu.push(b.utime + b.stime);
+        if round >= 2 {
+            fewest_reads = fewest_reads.min(reads);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // The waking thread is read again: its CPU time (40 ms every 240 ms, in 10 ms
+    // ticks) keeps growing in what the scan reports.
+    let grew = burst_cpu.windows(2).filter(|w| w[1] > w[0]).count();
+    assert!(
+        grew >= burst_cpu.len() / 2,
+        "the busy thread's CPU stood still in the scan: {burst_cpu:?}"
+    );
+    eprintln!("fewest files read in one sample: {fewest_reads}");
+    // 302 threads, nearly all asleep: a full scan reads 300 and more files.
+    assert!(
+        fewest_reads < 60,
+        "the scan still read {fewest_reads} files per sample with {SLEEPERS} sleeping threads"
+    );
+    let _ = w.kill();
+    let _ = w.wait();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(1)
+        && std::path::Path::new(&format!("/proc/{pid}")).exists()
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
