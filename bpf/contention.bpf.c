@@ -233,6 +233,9 @@ volatile __u64 tick_gen = 1;
 
 /* Read by user space. */
 __u64 cdrops[CDROP__COUNT];
+/* New entries per walked map (TTOP_INS_*): while a count stands still, user space looks
+ * up the keys it already knows instead of walking every bucket. */
+__u64 inserts[TTOP_INS_CONTENTION];
 
 static __always_inline void cdrop(int which)
 {
@@ -255,13 +258,16 @@ static __always_inline void max_gen_into(__u64 *slot, __u64 *gen, __u64 v)
 }
 
 /* Look up a hash entry, creating it zeroed (or from `init`) if missing. */
-static __always_inline void *get_or_init(void *map, const void *key, const void *init, int drop_idx)
+static __always_inline void *get_or_init(void *map, const void *key, const void *init, int drop_idx,
+					 int ins_idx)
 {
 	void *v = bpf_map_lookup_elem(map, key);
 
 	if (v)
 		return v;
-	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (!bpf_map_update_elem(map, key, init, BPF_NOEXIST) && ins_idx >= 0 &&
+	    ins_idx < TTOP_INS_CONTENTION)
+		__sync_fetch_and_add(&inserts[ins_idx], 1);
 	v = bpf_map_lookup_elem(map, key);
 	if (!v)
 		cdrop(drop_idx);
@@ -388,7 +394,8 @@ static __always_inline int futex_exit(void *ctx, long ret)
 	if (!s) {
 		struct ttop_futex_stats z = { .ustack = -1 };
 
-		bpf_map_update_elem(&futexes, &key, &z, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&futexes, &key, &z, BPF_NOEXIST))
+			__sync_fetch_and_add(&inserts[TTOP_INS_FUTEXES], 1);
 		s = bpf_map_lookup_elem(&futexes, &key);
 		if (!s) {
 			cdrop(CDROP_FUTEXES);
@@ -570,7 +577,8 @@ static __always_inline void lock_account(struct ttop_lock_wait *w, __u64 now)
 	s = bpf_map_lookup_elem(&locks, &key);
 	if (!s) {
 		bpf_get_current_comm(&z.comm, sizeof(z.comm));
-		bpf_map_update_elem(&locks, &key, &z, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&locks, &key, &z, BPF_NOEXIST))
+			__sync_fetch_and_add(&inserts[TTOP_INS_LOCKS], 1);
 		s = bpf_map_lookup_elem(&locks, &key);
 		if (!s) {
 			cdrop(CDROP_LOCKS);
@@ -738,7 +746,7 @@ static __always_inline void mmap_add_wait(struct ttop_mm_state *st, struct ttop_
 	z.waiter_tgid = tgid;
 	z.holder_tid = op->holder_tid;
 	bpf_get_current_comm(&z.comm, sizeof(z.comm));
-	s = get_or_init(&mmap_waits, &key, &z, CDROP_MMAP);
+	s = get_or_init(&mmap_waits, &key, &z, CDROP_MMAP, TTOP_INS_MMAP_WAITS);
 	if (!s)
 		return;
 	__sync_fetch_and_add(&s->waits, 1);
@@ -871,7 +879,7 @@ static __always_inline int mmap_released(struct mm_struct *mm, bool write)
 			z.waiter_tgid = tgid;
 			z.holder_tid = tid;
 			bpf_get_current_comm(&z.comm, sizeof(z.comm));
-			s = get_or_init(&mmap_waits, &k, &z, CDROP_MMAP);
+			s = get_or_init(&mmap_waits, &k, &z, CDROP_MMAP, TTOP_INS_MMAP_WAITS);
 			if (s) {
 				__sync_fetch_and_add(&s->holds, 1);
 				__sync_fetch_and_add(&s->hold_ns, now - op->acquired_ns);

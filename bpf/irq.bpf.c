@@ -49,6 +49,9 @@ const volatile __u32 cpumask_words = 1;    /* longs of struct cpumask worth read
 
 /* Read by user space. */
 __u64 idrops[IDROP__COUNT];
+/* New ipi_src entries: while the count stands still, user space looks up the keys it
+ * already knows instead of walking every bucket. */
+__u64 inserts[1];
 
 static __always_inline struct irq_cpu_stats *this_cpu(void)
 {
@@ -105,7 +108,8 @@ static __always_inline struct ipi_src_stats *src_get(__u32 kind, __u64 func)
 	s = bpf_map_lookup_elem(&ipi_src, &k);
 	if (s)
 		return s;
-	bpf_map_update_elem(&ipi_src, &k, &zero, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&ipi_src, &k, &zero, BPF_NOEXIST))
+		__sync_fetch_and_add(&inserts[0], 1);
 	s = bpf_map_lookup_elem(&ipi_src, &k);
 	if (!s)
 		__sync_fetch_and_add(&idrops[IDROP_SENDERS], 1);

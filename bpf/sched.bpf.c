@@ -141,6 +141,9 @@ static __always_inline bool wanted_task(bool btf, struct task_struct *p)
 
 /* Read by user space. */
 __u64 drops[DROP__COUNT];
+/* New entries per walked map (TTOP_INS_*): while a count stands still, user space looks
+ * up the keys it already knows instead of walking every bucket. */
+__u64 inserts[TTOP_INS_SCHED];
 /* Sum over CPUs of runq_last_nr (each CPU adds its own changes), and its
  * largest value during tick_gen: the system-wide runnable peak. */
 __s64 runq_total;
@@ -214,7 +217,8 @@ static __always_inline struct thread_stats *thread_get(bool btf, struct task_str
 	/* Count only what runs from now on. */
 	zero.base_ns = task_runtime(btf, p);
 	zero.sum_ns = zero.base_ns;
-	bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST))
+		__sync_fetch_and_add(&inserts[TTOP_INS_THREADS], 1);
 	t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t)
 		drop(DROP_THREADS);
@@ -228,7 +232,8 @@ static __always_inline struct proc_stats *proc_get(__u32 tgid)
 
 	if (p || !wanted(tgid))
 		return p;
-	bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST))
+		__sync_fetch_and_add(&inserts[TTOP_INS_PROCS], 1);
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		drop(DROP_PROCS);
@@ -299,7 +304,8 @@ static __always_inline void lat_account(bool btf, struct task_struct *p, __u32 t
 	}
 	s = t->lat_state == TTOP_LAT_MAP ? bpf_map_lookup_elem(&lat_threads, &tid) : 0;
 	if (!s) {
-		bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST))
+			__sync_fetch_and_add(&inserts[TTOP_INS_LAT_THREADS], 1);
 		s = bpf_map_lookup_elem(&lat_threads, &tid);
 		if (!s) {
 			drop(DROP_LAT_THREADS);
@@ -482,6 +488,8 @@ static __always_inline void on_newtask(bool btf, struct task_struct *task)
 	fresh.sum_ns = task_runtime(btf, task);
 	fresh.birth_gen = scan_gen;
 	err = bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
+	if (!err)
+		__sync_fetch_and_add(&inserts[TTOP_INS_THREADS], 1);
 	if (err != -17 /* EEXIST */) {
 		if (err)
 			drop(DROP_THREADS);
@@ -506,7 +514,9 @@ static __always_inline void ghost_name(struct task_struct *task, __u32 tgid, __u
 	if (g) {
 		__sync_fetch_and_add(&g->count, 1);
 		__sync_fetch_and_add(&g->oncpu_ns, oncpu);
-	} else if (bpf_map_update_elem(&ghost_names, &k, &one, BPF_NOEXIST)) {
+	} else if (!bpf_map_update_elem(&ghost_names, &k, &one, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&inserts[TTOP_INS_GHOST_NAMES], 1);
+	} else {
 		g = bpf_map_lookup_elem(&ghost_names, &k);
 		if (g) {
 			__sync_fetch_and_add(&g->count, 1);

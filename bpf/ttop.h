@@ -14,6 +14,18 @@
 #define TTOP_MAX_FILTER 1024
 #define TTOP_MAX_GHOST_NAMES 4096
 
+/* Indexes of the `inserts` counters (new entries per map user space walks each tick):
+ * sched.bpf.c, then contention.bpf.c. */
+#define TTOP_INS_THREADS 0
+#define TTOP_INS_PROCS 1
+#define TTOP_INS_LAT_THREADS 2
+#define TTOP_INS_GHOST_NAMES 3
+#define TTOP_INS_SCHED 4
+#define TTOP_INS_FUTEXES 0
+#define TTOP_INS_LOCKS 1
+#define TTOP_INS_MMAP_WAITS 2
+#define TTOP_INS_CONTENTION 3
+
 /* One slot per CPU (BPF_MAP_TYPE_ARRAY indexed by CPU id).
  * Fields marked "local" are written only by programs running on that CPU;
  * "atomic" fields may be bumped from other CPUs with __sync_fetch_and_add. */

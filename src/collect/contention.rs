@@ -48,6 +48,8 @@ pub struct ContentionCollector {
     /// Futex totals per word, thread and process, summed from the kernel's
     /// (thread, word) entries.
     futex_totals: FutexTotals,
+    /// futexes, locks, mmap_waits (the TTOP_INS_* order).
+    walks: [map_read::Tracked; 3],
 }
 
 /// The futex syscalls with tracepoints of their own (syscalls:sys_enter_NAME and
@@ -231,6 +233,7 @@ impl ContentionCollector {
             last_read_ns: 0,
             prev_contended: HashMap::new(),
             futex_totals: FutexTotals::default(),
+            walks: Default::default(),
         };
         let lock_tp = u32::from(locks_ok);
         let bss = c.bss();
@@ -274,7 +277,9 @@ impl ContentionCollector {
             mmap_ok: self.mmap_ok,
             ..Default::default()
         };
+        let ins = self.bss().inserts;
         let maps = &self.skel.maps;
+        let [w_futexes, w_locks, w_mmap] = &mut self.walks;
 
         // Keys to delete, packed end to end (one batch delete per map).
         let mut stale: Vec<u8> = Vec::new();
@@ -284,7 +289,7 @@ impl ContentionCollector {
         let kernel_idle = 1_000_000_000u64.max(gap.saturating_mul(2));
         let totals = &mut self.futex_totals;
         totals.begin_tick();
-        map_read::for_each(&maps.futexes, |k, v| {
+        w_futexes.for_each(&maps.futexes, Some(ins[0]), |k, v| {
             let key: types::ttop_futex_key = from_bytes(k);
             let s: types::ttop_futex_stats = from_bytes(v);
             totals.feed(&Entry {
@@ -318,7 +323,7 @@ impl ContentionCollector {
         out.futex_threads = t.threads;
         out.futex_procs = t.procs;
 
-        map_read::for_each(&maps.locks, |k, v| {
+        w_locks.for_each(&maps.locks, Some(ins[1]), |k, v| {
             let key: types::ttop_lock_key = from_bytes(k);
             let s: types::ttop_lock_stats = from_bytes(v);
             if !fresh(s.last_ns) {
@@ -354,7 +359,7 @@ impl ContentionCollector {
         map_read::delete_all(&maps.locks, &stale);
         stale.clear();
 
-        map_read::for_each(&maps.mmap_waits, |k, v| {
+        w_mmap.for_each(&maps.mmap_waits, Some(ins[2]), |k, v| {
             let key: types::ttop_mmap_key = from_bytes(k);
             let s: types::ttop_mmap_stats = from_bytes(v);
             if !fresh(s.last_ns) {

@@ -23,6 +23,8 @@ pub struct IrqCollector {
     _links: Vec<Link>,
     ncpus: u32,
     names: HashMap<u64, String>,
+    /// ipi_src, read through the insert count the BPF side keeps.
+    walk: super::map_read::Tracked,
     /// Probes that could not attach (or facts missing), with why.
     pub problems: Vec<String>,
 }
@@ -120,6 +122,7 @@ impl IrqCollector {
             _links: links,
             ncpus,
             names: HashMap::new(),
+            walk: Default::default(),
             problems,
         })
     }
@@ -137,6 +140,7 @@ impl IrqCollector {
     /// Read every map once. Returns the sample and the sender-table drop count.
     pub fn read(&mut self) -> (IrqSample, u64) {
         let mut out = IrqSample::default();
+        let inserts = self.skel.maps.bss_data.as_deref().map(|b| b.inserts[0]);
         let maps = &self.skel.maps;
         for cpu in 0..self.ncpus {
             let Ok(Some(v)) = maps.irq_cpu.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) else {
@@ -153,7 +157,7 @@ impl IrqCollector {
             });
         }
         let mut raw = Vec::new();
-        map_read::for_each(&maps.ipi_src, |k, v| {
+        self.walk.for_each(&maps.ipi_src, inserts, |k, v| {
             let k: types::ipi_src_key = from_bytes(k);
             let s: types::ipi_src_stats = from_bytes(v);
             raw.push((k, s));

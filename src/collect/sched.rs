@@ -28,6 +28,8 @@ pub struct SchedCollector {
     /// Threads the /proc scan must read again (None: every probe it needs did not
     /// attach, or the kernel cannot map the array: the scan reads every thread).
     dirty: Option<Dirty>,
+    /// threads, procs, lat_threads, ghost_names (the TTOP_INS_* order).
+    walks: [map_read::Tracked; 4],
     /// Probes that could not attach, with why.
     pub problems: Vec<String>,
 }
@@ -120,6 +122,7 @@ impl SchedCollector {
             _links: links,
             ncpus,
             dirty,
+            walks: Default::default(),
             problems,
         })
     }
@@ -208,7 +211,10 @@ impl SchedCollector {
     pub fn read(&mut self, mono_ns: u64, waiting: &std::collections::HashSet<u32>) -> BpfSample {
         let mut out = BpfSample::default();
         let tick_gen = self.data().tick_gen;
+        let ins = self.bss().inserts;
         let maps = &self.skel.maps;
+        let mut w_lat = std::mem::take(&mut self.walks[2]);
+        let [w_threads, w_procs, _, w_ghosts] = &mut self.walks;
         let mut current: Vec<u32> = vec![0; self.ncpus as usize];
         for cpu in 0..self.ncpus {
             let Ok(Some(v)) = maps.cpu_stats.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) else {
@@ -237,7 +243,7 @@ impl SchedCollector {
         }
         // Threads whose only latency is still in their thread_stats entry.
         let mut lat1: Vec<LatStats> = Vec::new();
-        map_read::for_each(&maps.threads, |k, v| {
+        w_threads.for_each(&maps.threads, Some(ins[0]), |k, v| {
             let t: types::thread_stats = from_bytes(v);
             let tid = key_u32(k);
             if t.lat_state == TTOP_LAT_ONE {
@@ -271,7 +277,7 @@ impl SchedCollector {
                 switches: t.switches,
             });
         });
-        map_read::for_each(&maps.procs, |k, v| {
+        w_procs.for_each(&maps.procs, Some(ins[1]), |k, v| {
             let p: types::proc_stats = from_bytes(v);
             out.procs.push(BpfProc {
                 tgid: key_u32(k),
@@ -284,8 +290,7 @@ impl SchedCollector {
                 comm: c_str(&p.comm.map(|c| c as u8)),
             });
         });
-        out.latency = self.read_latency(tick_gen, lat1);
-        map_read::for_each(&maps.ghost_names, |k, v| {
+        w_ghosts.for_each(&maps.ghost_names, Some(ins[3]), |k, v| {
             let key: types::ghost_key = from_bytes(k);
             let g: types::ghost_stats = from_bytes(v);
             out.ghost_names.push(GhostName {
@@ -295,6 +300,8 @@ impl SchedCollector {
                 oncpu_ns: g.oncpu_ns,
             });
         });
+        out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]));
+        self.walks[2] = w_lat;
         let bss = self.bss();
         out.drops = Drops {
             threads: bss.drops[0],
@@ -321,7 +328,13 @@ impl SchedCollector {
     /// The latency histograms; a max belongs to this interval only if its generation
     /// is the current tick's. `lat1`: threads whose thread_stats held their only
     /// latency; a lat_threads entry for one of them is newer (it has that one too).
-    fn read_latency(&self, tick_gen: u64, lat1: Vec<LatStats>) -> LatencySample {
+    fn read_latency(
+        &self,
+        tick_gen: u64,
+        lat1: Vec<LatStats>,
+        walk: &mut map_read::Tracked,
+        inserts: Option<u64>,
+    ) -> LatencySample {
         let conv = |id: u32, s: &types::lat_stats| LatStats {
             id,
             tgid: s.tgid,
@@ -344,7 +357,7 @@ impl SchedCollector {
                 out.cpus.push(conv(cpu, &from_bytes(&v)));
             }
         }
-        map_read::for_each(&maps.lat_threads, |k, v| {
+        walk.for_each(&maps.lat_threads, inserts, |k, v| {
             out.threads.push(conv(key_u32(k), &from_bytes(v)));
         });
         if !lat1.is_empty() {
