@@ -185,7 +185,7 @@ impl Collector {
         let stat = self.system.read();
         let mono = mono_ns();
         let wall = wall_ns();
-        let runnable: std::collections::HashSet<u32> = procs
+        let runnable: foldhash::HashSet<u32> = procs
             .iter()
             .flat_map(|p| p.tasks.iter().filter(|t| t.state == 'R').map(|t| t.tid))
             .collect();

@@ -208,7 +208,7 @@ impl SchedCollector {
     /// `waiting` holds the threads the /proc scan just saw runnable: a thread of theirs
     /// that is off CPU with a pending enqueue time is waiting right now, and that wait so
     /// far is counted, so a long wait lands in the intervals it spans.
-    pub fn read(&mut self, mono_ns: u64, waiting: &std::collections::HashSet<u32>) -> BpfSample {
+    pub fn read(&mut self, mono_ns: u64, waiting: &foldhash::HashSet<u32>) -> BpfSample {
         let mut out = BpfSample::default();
         let tick_gen = self.data().tick_gen;
         let ins = self.bss().inserts;
@@ -361,7 +361,7 @@ impl SchedCollector {
             out.threads.push(conv(key_u32(k), &from_bytes(v)));
         });
         if !lat1.is_empty() {
-            let have: std::collections::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
+            let have: foldhash::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
             out.threads
                 .extend(lat1.into_iter().filter(|s| !have.contains(&s.id)));
         }

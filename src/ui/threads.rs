@@ -72,14 +72,14 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
     f.render_widget(Paragraph::new(ghosts), ghost_area);
 
     // Per-thread figures from the latency and futex collectors, when present.
-    let lat: std::collections::HashMap<u32, f64> = fr
+    let lat: foldhash::HashMap<u32, f64> = fr
         .latency
         .iter()
         .flat_map(|l| l.threads.iter())
         .filter(|r| r.pid == pid)
         .map(|r| (r.tid, r.max_us))
         .collect();
-    let fut: std::collections::HashMap<u32, f64> = fr
+    let fut: foldhash::HashMap<u32, f64> = fr
         .contention
         .futex_threads
         .iter()
