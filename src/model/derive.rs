@@ -156,7 +156,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         let bpf = bpf_tot(p.pid).map_or_else(BpfCols::default, |(pt, ct)| {
             bpf_cols(&pt, &ct, interval_ns, has_prev, cpu_pct_scan)
         });
-        proc_row(p.pid, p.comm.clone(), p.cmdline.clone(), scan, bpf)
+        proc_row(p.pid, (&p.comm).into(), (&p.cmdline).into(), scan, bpf)
     }));
     // Processes that lived during the interval but were gone at the scan.
     if let Some(b) = cur_bpf {
@@ -175,9 +175,9 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
             let comm = if !bp.comm.is_empty() {
                 bp.comm.as_str().into()
             } else {
-                was_scanned.map(|q| q.comm.clone()).unwrap_or_default()
+                was_scanned.map(|q| (&q.comm).into()).unwrap_or_default()
             };
-            let cmdline = was_scanned.map(|q| q.cmdline.clone()).unwrap_or_default();
+            let cmdline = was_scanned.map(|q| (&q.cmdline).into()).unwrap_or_default();
             let scan = ScanCols {
                 state: 'X',
                 gone: true,
@@ -305,8 +305,8 @@ struct BpfCols {
 #[inline(always)]
 fn proc_row(
     pid: u32,
-    comm: std::sync::Arc<str>,
-    cmdline: std::sync::Arc<str>,
+    comm: super::name::Name,
+    cmdline: super::name::Name,
     s: ScanCols,
     b: BpfCols,
 ) -> ProcFrame {

@@ -4,8 +4,6 @@
 //! Field names are a public contract (`ttop --json`): add fields, never rename them.
 //! Counts are per interval; `interval_s` says how long the interval was.
 
-use std::sync::Arc;
-
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -105,8 +103,8 @@ pub struct CpuFrame {
 pub struct ProcFrame {
     pub pid: u32,
     /// Shared with the Sample's ProcScan (no copy per frame); serialised as a string.
-    pub comm: Arc<str>,
-    pub cmdline: Arc<str>,
+    pub comm: super::name::Name,
+    pub cmdline: super::name::Name,
     /// Scan state of the process ('R', 'S', 'D', ...); 'X' when it was gone at the scan.
     pub state: char,
     /// The process existed during the interval but was gone when /proc was scanned.
@@ -150,7 +148,7 @@ impl ProcFrame {
     /// strings and drop them again: four atomic operations per row on the one shared
     /// empty `Arc<str>`, a sixth of a derive at 10,000 processes.
     #[inline]
-    pub fn named(pid: u32, comm: Arc<str>, cmdline: Arc<str>) -> Self {
+    pub fn named(pid: u32, comm: super::name::Name, cmdline: super::name::Name) -> Self {
         ProcFrame {
             pid,
             comm,
@@ -182,7 +180,7 @@ impl ProcFrame {
 pub struct ThreadFrame {
     pub tid: u32,
     pub pid: u32,
-    pub comm: Arc<str>,
+    pub comm: super::name::Name,
     pub state: char,
     pub cpu_pct_scan: f64,
     pub cpu_pct_true: Option<f64>,
@@ -205,7 +203,8 @@ mod tests {
 
     #[test]
     fn a_named_row_is_a_default_row_with_its_names() {
-        let (comm, cmd): (Arc<str>, Arc<str>) = ("postgres".into(), "postgres -D /db".into());
+        let (comm, cmd): (super::super::name::Name, super::super::name::Name) =
+            ("postgres".into(), "postgres -D /db".into());
         let want = ProcFrame {
             pid: 7,
             comm: comm.clone(),

@@ -9,6 +9,7 @@ pub mod ghosts;
 pub mod irq;
 pub mod join;
 pub mod latency;
+pub mod name;
 pub mod proc_totals;
 pub mod sample;
 pub mod scope;

@@ -107,7 +107,7 @@ fn rows<'a>(
             out.push(ThreadFrame {
                 tid: t.tid,
                 pid: p.pid,
-                comm: t.comm.clone(),
+                comm: (&t.comm).into(),
                 state: t.state,
                 cpu_pct_scan,
                 cpu_pct_true,
