@@ -29,6 +29,8 @@ fn main() {
     };
     println!("cargo:rerun-if-changed=bpf/ttop.h");
     println!("cargo:rerun-if-changed=bpf/vmlinux.h");
+    println!("cargo:rerun-if-changed=bpf/sched_dirty.h");
+    println!("cargo:rerun-if-changed=bpf/sched_latency.h");
     let mut entries: Vec<_> = std::fs::read_dir("bpf")
         .expect("bpf/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))

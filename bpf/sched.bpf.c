@@ -42,65 +42,7 @@ struct {
 	__type(value, struct proc_stats);
 } procs SEC(".maps");
 
-/* Scheduling latency (runnable -> on CPU): per CPU, and per thread. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TTOP_MAX_CPUS);
-	__type(key, __u32);
-	__type(value, struct lat_stats);
-} lat_cpu SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TTOP_MAX_LAT_THREADS);
-	__type(key, __u32);
-	__type(value, struct lat_stats);
-} lat_threads SEC(".maps");
-
-/* Threads the /proc scan must read again: one byte per tid (8 per entry), set to 1 by
- * every event that can change what task/TID/stat shows (switch in or out, wakeup, birth,
- * exit, rename). User space maps it, and before reading a thread's stat file swaps its
- * byte back to 0; a thread whose byte is still 0 shows what the scan read last time.
- * Plain byte stores: no two tids share a byte, so no atomics are needed. User space
- * sizes it to pid_max before loading (and drops BPF_F_MMAPABLE where the kernel lacks
- * it, which turns the skipping off). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} dirty_tids SEC(".maps");
-
-/* The same for processes, by tgid: set when one of its threads is born or exits, so the
- * scan lists its task/ directory again (and keeps the last listing otherwise). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} dirty_tgids SEC(".maps");
-
-static __always_inline void mark_in(void *map, __u32 id)
-{
-	__u32 slot = id >> 3;
-	__u8 *b = bpf_map_lookup_elem(map, &slot);
-
-	if (!b)
-		return;
-	b += id & 7;
-	if (!*b)
-		*b = 1;
-}
-
-static __always_inline void mark_dirty(__u32 tid)
-{
-	mark_in(&dirty_tids, tid);
-}
-
-/* Too large for the BPF stack: the initial value of a new lat_threads entry. */
-const struct lat_stats lat_zero = {};
+#include "sched_dirty.h"
 
 /* Written by user space. */
 volatile __u64 scan_gen = 1;   /* bumped just before each /proc scan */
@@ -249,84 +191,7 @@ static __always_inline __u32 task_pcount(bool btf, struct task_struct *p)
 	return 0;
 }
 
-/* Histogram slot of a latency (see TTOP_LAT_SLOTS in ttop.h): branchy log2, no loop. */
-static __always_inline __u32 lat_slot(__u64 v)
-{
-	__u64 x = v;
-	__u32 e = 0, slot;
-
-	if (v < (1ULL << TTOP_LAT_MIN_SHIFT))
-		return 0;
-	if (x >> 32) { x >>= 32; e += 32; }
-	if (x >> 16) { x >>= 16; e += 16; }
-	if (x >> 8) { x >>= 8; e += 8; }
-	if (x >> 4) { x >>= 4; e += 4; }
-	if (x >> 2) { x >>= 2; e += 2; }
-	if (x >> 1) { e += 1; }
-	slot = 1 + ((e - TTOP_LAT_MIN_SHIFT) << TTOP_LAT_SUB_BITS) +
-	       ((v >> (e - TTOP_LAT_SUB_BITS)) & ((1 << TTOP_LAT_SUB_BITS) - 1));
-	return slot < TTOP_LAT_SLOTS ? slot : TTOP_LAT_SLOTS - 1;
-}
-
-/* Single writer per entry: a CPU's own slot, or the thread switching in. */
-static __always_inline void lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
-{
-	s->count++;
-	s->sum_ns += lat;
-	if (s->max_gen != tick_gen || lat > s->max_ns) {
-		s->max_gen = tick_gen;
-		s->max_ns = lat;
-		s->max_ts = now;
-	}
-	barrier_var(slot); /* keep the bounds check the verifier needs */
-	if (slot < TTOP_LAT_SLOTS)
-		s->slots[slot]++;
-}
-
-/* t is the thread's own entry. A thread's first latency stays in it (most short-lived
- * threads have only one): zeroing an 800-byte lat_threads entry, and deleting it at
- * exit, cost more than all the rest of sched_switch. The second one moves both to
- * lat_threads, as if the first had been added there. */
-static __always_inline void lat_account(bool btf, struct task_struct *p, __u32 tid,
-					struct thread_stats *t, __u32 cpu, __u64 lat, __u64 now)
-{
-	__u32 slot = lat_slot(lat), slot1;
-	struct lat_stats *s = bpf_map_lookup_elem(&lat_cpu, &cpu);
-
-	if (s)
-		lat_add(s, lat, now, slot);
-	if (t->lat_state == TTOP_LAT_NONE) {
-		t->lat1_ns = lat;
-		t->lat1_ts = now;
-		t->lat1_gen = tick_gen;
-		t->lat_state = TTOP_LAT_ONE;
-		return;
-	}
-	s = t->lat_state == TTOP_LAT_MAP ? bpf_map_lookup_elem(&lat_threads, &tid) : 0;
-	if (!s) {
-		if (!bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST))
-			__sync_fetch_and_add(&inserts[TTOP_INS_LAT_THREADS], 1);
-		s = bpf_map_lookup_elem(&lat_threads, &tid);
-		if (!s) {
-			drop(DROP_LAT_THREADS);
-			return;
-		}
-		s->tgid = RD(btf, p, tgid);
-		if (t->lat_state == TTOP_LAT_ONE) {
-			s->count = 1;
-			s->sum_ns = t->lat1_ns;
-			s->max_ns = t->lat1_ns;
-			s->max_ts = t->lat1_ts;
-			s->max_gen = t->lat1_gen;
-			slot1 = lat_slot(t->lat1_ns);
-			barrier_var(slot1);
-			if (slot1 < TTOP_LAT_SLOTS)
-				s->slots[slot1] = 1;
-		}
-		t->lat_state = TTOP_LAT_MAP;
-	}
-	lat_add(s, lat, now, slot);
-}
+#include "sched_latency.h"
 
 /* Woken: runnable from now. Not while we believe it is on a CPU (woken before it
  * got to sleep): its switch-out decides then whether it waits. A thread preempted on
