@@ -27,6 +27,16 @@ fn reads_so_far() -> u64 {
         .unwrap()
 }
 
+/// The key=value pairs of the workload's next line starting with `key=`.
+fn read_until(out: &mut impl BufRead, key: &str) -> HashMap<String, String> {
+    let mut line = String::new();
+    while !line.starts_with(&format!("{key}=")) {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "scanmix ended early");
+    }
+    parse_kv(&line)
+}
+
 fn tasks_of(procs: &[ProcScan], pid: u32) -> HashMap<u32, TaskScan> {
     procs
         .iter()
@@ -74,12 +84,10 @@ fn skipped_threads_read_as_a_full_scan_does() {
             let _ = std::process::Command::new("kill")
                 .args(["-USR1", &pid.to_string()])
                 .status();
-            let mut line = String::new();
-            while !line.starts_with("renamed=") {
-                line.clear();
-                assert!(out.read_line(&mut line).unwrap() > 0, "scanmix ended early");
-            }
-            assert_eq!(parse_kv(&line)["renamed"], renamed.to_string());
+            assert_eq!(
+                read_until(&mut out, "renamed")["renamed"],
+                renamed.to_string()
+            );
         }
         let mut born = None;
         if round == 9 {
@@ -88,12 +96,7 @@ fn skipped_threads_read_as_a_full_scan_does() {
             let _ = std::process::Command::new("kill")
                 .args(["-USR2", &pid.to_string()])
                 .status();
-            let mut line = String::new();
-            while !line.starts_with("born=") {
-                line.clear();
-                assert!(out.read_line(&mut line).unwrap() > 0, "scanmix ended early");
-            }
-            born = Some(parse_kv(&line)["born"].parse::<u32>().unwrap());
+            born = Some(read_until(&mut out, "born")["born"].parse::<u32>().unwrap());
         }
         let r0 = reads_so_far();
         let s = c.sample();

@@ -33,7 +33,7 @@ impl Dirty {
 enum Bytes {
     /// The BPF array map, mmapped (BPF_F_MMAPABLE): `len` bytes at `ptr`.
     Mapped { ptr: *mut libc::c_void, len: usize },
-    /// Tests.
+    /// Owned bytes, for tests.
     Owned(Box<[AtomicU8]>),
 }
 
@@ -70,7 +70,7 @@ impl DirtyTids {
         })
     }
 
-    /// Every thread id below `tids` marked, as if each had just had an event.
+    /// Every thread id below `tids` marked, as if each had just had an event (tests).
     pub fn owned(tids: usize) -> Self {
         Self {
             bytes: Bytes::Owned((0..tids).map(|_| AtomicU8::new(1)).collect()),
@@ -103,6 +103,7 @@ impl DirtyTids {
     }
 
     /// Mark `tid` as the BPF programs do (tests).
+    #[cfg(test)]
     pub fn mark(&self, tid: u32) {
         if let Some(b) = self.byte(tid) {
             b.store(1, Ordering::SeqCst);
