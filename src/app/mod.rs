@@ -8,6 +8,7 @@ pub mod keymap;
 pub mod replay;
 pub mod replay_keys;
 pub mod run;
+pub mod screen;
 pub mod sort;
 pub mod state;
 pub mod term_input;

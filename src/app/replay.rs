@@ -18,15 +18,6 @@ use crate::cli::{Cli, ReplayArgs};
 use crate::record::Reader;
 use crate::record::player::Player;
 
-/// Puts the terminal back however we leave.
-struct Restore;
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
 /// The player, the App it feeds, and the "go to" prompt.
 struct Session {
     player: Player,
@@ -142,8 +133,7 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     crate::util::stop_on_signals(&stop)?;
     let mut input = TermInput::new()?;
     super::term_input::exit_if_stuck_after_signal(super::run::EXIT_GRACE)?;
-    let mut term = ratatui::try_init()?;
-    let restore = Restore;
+    let (mut term, restore) = super::screen::open()?;
     let mut due: Option<Instant> = None;
     let mut dirty = true;
     loop {

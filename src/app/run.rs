@@ -17,16 +17,6 @@ use crate::collect::{Collector, Config, collector};
 use crate::model::{Sample, derive};
 use crate::record::live::LiveRecorder;
 
-/// Puts the terminal back however we leave (return, error, or unwinding panic).
-/// ratatui::init() also installs a panic hook that restores before the message prints.
-struct Restore;
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
 /// Longest wait for input: how often a signal's stop flag is looked at.
 const WAIT: Duration = Duration::from_millis(250);
 /// How long a normal shutdown may take after a signal before the process just exits.
@@ -59,8 +49,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     app.recording = rec.label();
     let mut gone = false;
     let result = {
-        let mut term = ratatui::try_init()?;
-        let restore = Restore;
+        let (mut term, restore) = super::screen::open()?;
         let mut prev: Option<Sample> = None;
         let mut dirty = true;
         let result = loop {

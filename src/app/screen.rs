@@ -1,0 +1,42 @@
+//! The terminal the dashboard and the replayer draw on, and putting it back.
+//!
+//! ratatui's `try_init` writes to `Stdout` itself, whose 1 KB line buffer, locked for
+//! every escape sequence crossterm queues, turned one redraw of a 160x50 screen into a
+//! dozen `write`s and several thousand lock round trips. Here the backend writes into a
+//! 64 KB buffer that ratatui flushes once at the end of each frame: one `write` a frame.
+
+use std::io::{self, BufWriter, Stdout};
+
+use crossterm::execute;
+use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// Big enough for a full redraw of a large screen with colours (about 30 KB at 200x60).
+const FRAME_BUFFER: usize = 64 * 1024;
+
+pub type Screen = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Puts the terminal back however we leave (return, error, or unwinding panic).
+pub struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Raw mode and the alternate screen, as `ratatui::try_init` sets them up, with a
+/// panic hook that restores the terminal before the message prints.
+pub fn open() -> io::Result<(Screen, Restore)> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        ratatui::restore();
+        hook(info);
+    }));
+    enable_raw_mode()?;
+    let restore = Restore;
+    execute!(io::stdout(), EnterAlternateScreen)?;
+    let out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
+    Ok((Terminal::new(CrosstermBackend::new(out))?, restore))
+}
