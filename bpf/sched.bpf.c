@@ -89,6 +89,9 @@ __u64 inserts[TTOP_INS_SCHED];
 /* Sum over CPUs of runq_last_nr (each CPU adds its own changes), and its
  * largest value during tick_gen: the system-wide runnable peak. */
 __s64 runq_total;
+/* Processes started (a group leader's first wakeup, when it is in /proc already): while
+ * it stands still, the /proc scan reuses its last listing of /proc. */
+__u64 procs_born;
 __s64 runq_total_max;
 __u64 runq_total_max_gen;
 
@@ -236,6 +239,17 @@ static __always_inline void on_wakeup(bool btf, struct task_struct *p)
 		__sync_fetch_and_add(&c->wakeups, 1);
 	if (target == cpu)
 		runq_step(btf, c, rq, now);
+}
+
+/* A new task's first wakeup: copy_process has finished, so its pid is in /proc now.
+ * A new process (not a thread) means the scan must list /proc again. Counted here, not
+ * at task_newtask, which fires before the pid is visible: a scan between the two would
+ * take the count but not find the process. */
+static __always_inline void on_wakeup_new(bool btf, struct task_struct *p)
+{
+	if (RD(btf, p, pid) == RD(btf, p, tgid))
+		__sync_fetch_and_add(&procs_born, 1);
+	on_wakeup(btf, p);
 }
 
 static __always_inline void on_switch(bool btf, bool preempt, struct task_struct *prev,
@@ -445,7 +459,7 @@ int BPF_PROG(ttop_sched_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(ttop_sched_wakeup_new, struct task_struct *p)
 {
-	on_wakeup(true, p);
+	on_wakeup_new(true, p);
 	return 0;
 }
 
@@ -497,7 +511,7 @@ int BPF_PROG(ttop_raw_sched_wakeup, struct task_struct *p)
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(ttop_raw_sched_wakeup_new, struct task_struct *p)
 {
-	on_wakeup(false, p);
+	on_wakeup_new(false, p);
 	return 0;
 }
 

@@ -156,3 +156,41 @@ fn skipped_threads_read_as_a_full_scan_does() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The scan lists /proc again only when a process was started since its last listing
+/// (sched.bpf.c counts them at their first wakeup). A process started between two samples
+/// is in the next one, and one that exited is gone from it, with no listing in between.
+#[test]
+fn processes_started_between_samples_are_scanned() {
+    if !require_root("processes_started_between_samples_are_scanned") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut c = Collector::new(&Config {
+        bpf: true,
+        pids: None,
+        comm: None,
+    });
+    assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
+    let has = |s: &ttop::model::sample::Sample, pid: u32| s.procs.iter().any(|p| p.pid == pid);
+    c.sample();
+    for round in 0..5 {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(
+            has(&c.sample(), pid),
+            "round {round}: a process started before the sample is missing"
+        );
+        assert!(has(&c.sample(), pid), "round {round}: gone a sample later");
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            !has(&c.sample(), pid),
+            "round {round}: a process reaped before the sample is still there"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

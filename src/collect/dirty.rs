@@ -18,6 +18,12 @@ pub struct Dirty {
     pub tids: DirtyTids,
     /// Marked when a thread of the process is born or exits.
     pub tgids: DirtyTids,
+    /// Processes started so far (sched.bpf.c `procs_born`), read just before this scan:
+    /// while it stands still the scan reuses its last listing of /proc.
+    pub births: u64,
+    /// Read every thread and list every directory this scan: the kernel skipped a run of
+    /// a marking program since the last one, so a mark may be missing.
+    pub read_all: bool,
 }
 
 impl Dirty {
@@ -26,6 +32,8 @@ impl Dirty {
         Self {
             tids: DirtyTids::owned(ids),
             tgids: DirtyTids::owned(ids),
+            births: 0,
+            read_all: false,
         }
     }
 }

@@ -33,11 +33,17 @@ pub struct ProcScanner {
     tasks_seen: HashMap<(u32, u64), Vec<TaskScan>>,
     /// Scans so far: a thread's file is read at least every REFRESH_TICKS scans.
     ticks: u64,
+    /// `Dirty::births` when /proc was last listed (None: list it).
+    listed_births: Option<u64>,
+    /// This scan reads every thread and lists every directory (`Dirty::read_all`).
+    read_all: bool,
 }
 
-/// A thread with no event is still read every this many scans: what no scheduler event
-/// announces (a cgroup freezer, an event the BPF side lost) shows within that time.
-pub const REFRESH_TICKS: u64 = 16;
+/// A thread with no mark is still read every this many scans, and /proc and task/ listed
+/// again. Every change a thread's stat line can show comes with a marking event, and a
+/// run of a marking program the kernel skipped makes the next scan read everything
+/// (`Dirty::read_all`): this is the net under what neither would catch.
+pub const REFRESH_TICKS: u64 = 64;
 
 /// States a thread keeps until an event: asleep (S, D, I) or stopped (T, t). A running
 /// thread's times move without any event, so R (and anything else) is always read.
@@ -320,12 +326,29 @@ impl ProcScanner {
         let Some(proc_fd) = open_at(libc::AT_FDCWD, c"/proc", libc::O_DIRECTORY) else {
             return Vec::new();
         };
+        self.read_all = dirty.is_some_and(|d| d.read_all);
+        // No process started since the last listing: the same processes (those that
+        // exited fail to read below and leave the list). With 10,000 threads, listing
+        // /proc walks all 10,000 pids to find the processes among them.
+        let births = dirty.map(|d| d.births);
+        let relist = births.is_none()
+            || births != self.listed_births
+            || self.read_all
+            || self.ticks.is_multiple_of(REFRESH_TICKS);
         let mut pids = std::mem::take(&mut self.pids);
-        pids.clear();
         match &self.only_pids {
-            Some(only) => pids.extend_from_slice(only),
-            None => numeric_entries(&proc_fd, &mut self.dents, &mut pids),
+            Some(only) => {
+                pids.clear();
+                pids.extend_from_slice(only);
+            }
+            None if relist => {
+                pids.clear();
+                numeric_entries(&proc_fd, &mut self.dents, &mut pids);
+                self.listed_births = births;
+            }
+            None => {}
         }
+        let mut listed = Vec::with_capacity(pids.len());
         let mut out = Vec::with_capacity(pids.len());
         let mut live = HashMap::with_capacity(pids.len());
         let mut path = [0u8; 48];
@@ -342,6 +365,7 @@ impl ProcScanner {
             ) {
                 continue;
             }
+            listed.push(pid);
             let Some(st) = parse_pid_stat(&self.buf) else {
                 continue;
             };
@@ -398,7 +422,11 @@ impl ProcScanner {
                 tasks,
             });
         }
-        self.pids = pids;
+        // -p lists its processes again each tick: keep that list whole.
+        self.pids = match self.only_pids {
+            Some(_) => pids,
+            None => listed,
+        };
         self.tasks_seen = next_seen;
         self.stats.end_tick();
         // Only processes still alive keep their cached cmdline.
@@ -418,7 +446,7 @@ impl ProcScanner {
         // Take the mark first, whatever is decided: an event from now on marks it again.
         let marked = dirty.take(tid);
         let old = old?;
-        (!marked && !self.due(tid) && settled(old.state)).then(|| old.clone())
+        (!marked && !self.read_all && !self.due(tid) && settled(old.state)).then(|| old.clone())
     }
 
     /// Whether this scan re-reads `id` (a thread, or a process's listing) with no mark:
@@ -474,6 +502,7 @@ impl ProcScanner {
         let reuse = dirty.is_some_and(|d| !d.tgids.take(pid))
             && !old.is_empty()
             && old.len() == num_threads as usize
+            && !self.read_all
             && !self.due(pid);
         let task_dir = match reuse {
             true => None,

@@ -391,3 +391,56 @@ fn unmarked_sleeping_threads_are_not_read_again() {
     let _ = tx.send(());
     t.join().unwrap();
 }
+
+/// /proc is listed again only when `Dirty::births` moved (or `read_all` is set, or the
+/// periodic re-list is due): a process started behind the count's back is not scanned
+/// until then, and one that exited leaves the next scan without a new listing.
+#[test]
+fn the_proc_listing_is_kept_until_a_process_starts() {
+    use crate::collect::dirty::Dirty;
+    let mut d = Dirty::owned(1 << 22);
+    let mut sc = ProcScanner::new(None);
+    sc.ticks = 1; // the next scans are not a periodic re-list
+    let has = |sc: &mut ProcScanner, d: &Dirty, pid: u32| {
+        sc.scan_with(Some(d)).iter().any(|p| p.pid == pid)
+    };
+    sc.scan_with(Some(&d));
+    let spawn = || {
+        std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap()
+    };
+    let mut a = spawn();
+    assert!(
+        !has(&mut sc, &d, a.id()),
+        "listed again with no birth counted"
+    );
+    d.births += 1;
+    assert!(
+        has(&mut sc, &d, a.id()),
+        "a counted birth did not list /proc again"
+    );
+
+    let mut b = spawn();
+    assert!(
+        !has(&mut sc, &d, b.id()),
+        "listed again with no birth counted"
+    );
+    d.read_all = true;
+    assert!(
+        has(&mut sc, &d, b.id()),
+        "read_all did not list /proc again"
+    );
+    d.read_all = false;
+
+    a.kill().unwrap();
+    a.wait().unwrap();
+    assert!(
+        !has(&mut sc, &d, a.id()),
+        "a reaped process is still scanned"
+    );
+    assert!(has(&mut sc, &d, b.id()));
+    b.kill().unwrap();
+    b.wait().unwrap();
+}

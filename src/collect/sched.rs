@@ -2,7 +2,7 @@
 //! kernel that lacks one loses that probe, not the rest) and reads the maps once per tick.
 
 use std::mem::MaybeUninit;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
@@ -28,6 +28,10 @@ pub struct SchedCollector {
     /// Threads the /proc scan must read again (None: every probe it needs did not
     /// attach, or the kernel cannot map the array: the scan reads every thread).
     dirty: Option<Dirty>,
+    /// The attached programs (descriptors owned by the skeleton), and the runs the kernel
+    /// has skipped of them so far: a skipped run may be a missing mark.
+    progs: Vec<RawFd>,
+    misses: u64,
     /// threads, procs, lat_threads, ghost_names (the TTOP_INS_* order).
     walks: [map_read::Tracked; 4],
     /// Probes that could not attach, with why.
@@ -52,6 +56,7 @@ impl SchedCollector {
         };
         let mut links = Vec::new();
         let mut problems = Vec::new();
+        let mut fds = Vec::new();
         let progs = &mut skel.progs;
         let mut attach = |name: &str, pair: [&libbpf_rs::ProgramMut<'static>; 2]| {
             // Only one of the pair was loaded.
@@ -59,7 +64,10 @@ impl SchedCollector {
                 return;
             };
             match p.attach() {
-                Ok(l) => links.push(l),
+                Ok(l) => {
+                    links.push(l);
+                    fds.push(p.as_fd().as_raw_fd());
+                }
                 Err(e) => problems.push(explain(&format!("probe {name}"), &e)),
             }
         };
@@ -108,6 +116,8 @@ impl SchedCollector {
                 Some(Dirty {
                     tids: DirtyTids::map(t.as_fd(), t.max_entries())?,
                     tgids: DirtyTids::map(p.as_fd(), p.max_entries())?,
+                    births: 0,
+                    read_all: false,
                 })
             })
             .flatten();
@@ -122,6 +132,8 @@ impl SchedCollector {
             _links: links,
             ncpus,
             dirty,
+            misses: recursion_misses(&fds),
+            progs: fds,
             walks: Default::default(),
             problems,
         })
@@ -201,6 +213,24 @@ impl SchedCollector {
         // Volatile: the BPF programs read it concurrently through the mmapped page.
         // SAFETY: the pointer comes from a live &mut into the mmapped .data section.
         unsafe { std::ptr::write_volatile(&mut d.scan_gen, d.scan_gen + 1) };
+        if self.dirty.is_none() {
+            return;
+        }
+        // Read before the scan lists /proc: a process counted after this read is listed
+        // by the next scan at the latest.
+        // SAFETY: a plain load from the mmapped .bss, which the BPF programs update with
+        // atomic adds; volatile so it is read again every tick.
+        let births = unsafe { std::ptr::read_volatile(&self.bss().procs_born) };
+        // A run the kernel skipped (a probe firing while the same program was already
+        // running on that CPU, as when an interrupt wakes a thread during a wakeup) may
+        // have left a thread unmarked: read everything once.
+        let misses = recursion_misses(&self.progs);
+        let skipped = misses != self.misses;
+        self.misses = misses;
+        if let Some(d) = self.dirty.as_mut() {
+            d.births = births;
+            d.read_all = skipped;
+        }
     }
 
     /// Read every map once; `mono_ns` is the sample time used to extrapolate the
@@ -401,4 +431,21 @@ impl SchedCollector {
             let _ = self.skel.maps.procs.delete(&t.to_ne_bytes());
         }
     }
+}
+
+/// The runs the kernel skipped, summed over `progs` (bpf_prog_info.recursion_misses, 5.12+;
+/// 0 where the kernel does not report it).
+fn recursion_misses(progs: &[RawFd]) -> u64 {
+    use libbpf_rs::libbpf_sys as sys;
+    progs
+        .iter()
+        .map(|&fd| {
+            let mut info = sys::bpf_prog_info::default();
+            let mut len = std::mem::size_of::<sys::bpf_prog_info>() as u32;
+            // SAFETY: the kernel writes at most `len` bytes into `info`; every pointer
+            // field is zero, so it copies nothing else out.
+            let r = unsafe { sys::bpf_prog_get_info_by_fd(fd, &mut info, &mut len) };
+            if r == 0 { info.recursion_misses } else { 0 }
+        })
+        .sum()
 }
