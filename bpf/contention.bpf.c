@@ -184,13 +184,55 @@ struct {
  * contention_end; here it is two plain stores (under an mmap_lock storm, begin
  * 2.9 -> 2.7 us and end 750 -> 450 ns per wait).
  *
- * mmap_lock operations stay in an LRU hash keyed by tid (mmap_ops): under thread churn
- * each new thread would allocate its storage on its first mmap_lock call and free it
- * when it dies, which measured no cheaper than the LRU insert. */
+ * mmap_lock operations are not kept there: under thread churn each new thread would
+ * allocate its storage on its first mmap_lock call and free it when it dies, which
+ * measured no cheaper than an LRU insert. They live in mmap_slots below. */
 struct ttop_thread_state {
 	struct ttop_futex_call futex;
 	struct ttop_lock_wait sleep;
 };
+
+/* A thread's mmap_lock operation lives in the slot of its tid (tid % MMAP_SLOTS) while
+ * it has one in flight, and in the mmap_ops LRU hash only when another thread's op
+ * holds that slot. It used to live in mmap_ops always: under thread churn (bench
+ * item 2, 4 threads at a time; each thread takes mmap_lock twice, in madvise and
+ * exit_mm) every new thread's first start_locking did an LRU insert, which evicts a
+ * dead thread's entry from the full map, and every event a hash lookup. An array slot
+ * needs neither (the verifier inlines the lookup): start_locking 514-575 -> 204-213 ns,
+ * acquire_returned 220-255 -> 210-219, released 206-213 -> 176-194; 975-1008 -> 590-621
+ * ns per operation.
+ *
+ * A slot is found by tid, not by CPU, so a thread that sleeps or migrates with its op
+ * in flight (a /proc reader preempted while holding a process's lock, rwsem waiters
+ * woken on another CPU) finds it wherever it runs next. A per-CPU slot would need a
+ * sched_switch program to move the op of every thread switched out mid-operation, run
+ * on every context switch of the machine. Tids are handed out in order, so two
+ * threads with ops in flight at once share a slot only when their tids are MMAP_SLOTS
+ * apart: rare, and then the later one uses mmap_ops exactly as before. (The test
+ * mmap_lock_waits_match_lock_waits makes such pairs with tids equal modulo 8192.)
+ *
+ * `own` is the owner's tid, with MMAP_BUSY while its op is in flight (mm, start_ns or
+ * acquired_ns set: an op with all three 0 acts exactly like no op). Only the owner
+ * clears MMAP_BUSY (at the release that ends its op); any thread may take an idle slot,
+ * with a compare-and-swap on `own` so that it and the old owner cannot both take it.
+ * `parked` counts the in-flight ops in mmap_ops of threads of this slot: while it is
+ * 0, a thread that does not own the slot has no op, and no hash lookup is done. */
+#define MMAP_SLOTS 8192
+#define MMAP_BUSY (1ULL << 32)
+
+struct ttop_mmap_slot {
+	__u64 own;
+	__u32 parked;
+	__u32 pad;
+	struct ttop_mmap_op op;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MMAP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ttop_mmap_slot);
+} mmap_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -560,6 +602,38 @@ static __always_inline void snapshot_holder(struct ttop_mm_state *st, struct tto
 	}
 }
 
+/* The op has something in flight: a start, a hold, or an mm a later trylock may match. */
+static __always_inline bool mmap_op_live(const struct ttop_mmap_op *op)
+{
+	return op->mm || op->start_ns || op->acquired_ns;
+}
+
+static __always_inline struct ttop_mmap_slot *mmap_slot(__u32 tid)
+{
+	__u32 i = tid & (MMAP_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&mmap_slots, &i);
+}
+
+/* This thread's op, or NULL if it has none in flight; *in_slot says where it lives. A
+ * thread owning its slot has nothing in mmap_ops (taking the slot emptied it there). */
+static __always_inline struct ttop_mmap_op *mmap_op_find(struct ttop_mmap_slot *sl, __u32 tid,
+							 bool *in_slot)
+{
+	__u64 own = *(volatile __u64 *)&sl->own;
+
+	*in_slot = false;
+	if ((__u32)own == tid) {
+		if (!(own & MMAP_BUSY))
+			return NULL;
+		*in_slot = true;
+		return &sl->op;
+	}
+	if (!*(volatile __u32 *)&sl->parked)
+		return NULL;
+	return bpf_map_lookup_elem(&mmap_ops, &tid);
+}
+
 /* ---------------------------------------------------------------- kernel locks */
 
 static __always_inline void lock_account(struct ttop_lock_wait *w, __u64 now)
@@ -652,7 +726,12 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 		struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
 		struct mm_struct *own = BPF_CORE_READ(cur, mm);
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct ttop_mmap_op *op = bpf_map_lookup_elem(&mmap_ops, &tid);
+		struct ttop_mmap_slot *sl = mmap_slot(tid);
+		struct ttop_mmap_op *op = NULL;
+		bool in_slot;
+
+		if (sl)
+			op = mmap_op_find(sl, tid, &in_slot);
 
 		nw.lock = addr;
 		nw.start_ns = now;
@@ -758,11 +837,28 @@ static __always_inline void mmap_add_wait(struct ttop_mm_state *st, struct ttop_
 static __always_inline int mmap_start(struct mm_struct *mm, bool write)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct ttop_mmap_op op = {};
-	struct ttop_mmap_op *old = bpf_map_lookup_elem(&mmap_ops, &tid);
+	struct ttop_mmap_slot *sl = mmap_slot(tid);
+	struct ttop_mmap_op op = {}, *old = NULL;
+	bool took = false, hashed = false;
+	__u64 own;
 
-	if (!mm)
+	if (!mm || !sl)
 		return 0;
+	own = *(volatile __u64 *)&sl->own;
+	if (own == (tid | MMAP_BUSY)) {
+		/* Ours already (an op whose release we never saw, or a nested lock). */
+		old = &sl->op;
+	} else if (!(own & MMAP_BUSY) &&
+		   __sync_val_compare_and_swap(&sl->own, own, tid | MMAP_BUSY) == own) {
+		/* An idle slot, now ours. An op this thread had in mmap_ops ends here. */
+		took = true;
+		if (*(volatile __u32 *)&sl->parked)
+			old = bpf_map_lookup_elem(&mmap_ops, &tid);
+	} else {
+		/* Another thread's op is in flight in our slot. */
+		hashed = true;
+		old = bpf_map_lookup_elem(&mmap_ops, &tid);
+	}
 	/* A wait whose end we never saw: it is not waiting any more. */
 	if (old && old->contended && old->start_ns) {
 		__u64 okey = old->mm;
@@ -786,13 +882,26 @@ static __always_inline int mmap_start(struct mm_struct *mm, bool write)
 			__sync_fetch_and_add(&st->waiting, 1);
 		}
 	}
+	if (!hashed) {
+		if (took && old && mmap_op_live(old)) {
+			struct ttop_mmap_op z = {};
+
+			*old = z;
+			__sync_fetch_and_add(&sl->parked, -1);
+		}
+		sl->op = op;
+		return 0;
+	}
 	/* Only this thread touches its entry: overwrite it in place. An LRU hash update
 	 * takes a fresh node off the free list and swaps it in, several times the cost
-	 * of this store; only a thread's first mmap_lock call needs one. */
-	if (old)
+	 * of this store. */
+	if (old) {
+		if (!mmap_op_live(old))
+			__sync_fetch_and_add(&sl->parked, 1);
 		*old = op;
-	else
-		bpf_map_update_elem(&mmap_ops, &tid, &op, BPF_ANY);
+	} else if (!bpf_map_update_elem(&mmap_ops, &tid, &op, BPF_ANY)) {
+		__sync_fetch_and_add(&sl->parked, 1);
+	}
 	return 0;
 }
 
@@ -801,11 +910,14 @@ static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool 
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
 	__u64 now = bpf_ktime_get_ns();
-	struct ttop_mmap_op *op = bpf_map_lookup_elem(&mmap_ops, &tid);
+	struct ttop_mmap_slot *sl = mmap_slot(tid);
+	struct ttop_mmap_op *op;
 	struct ttop_mm_state *st;
+	bool in_slot;
 
-	if (!mm)
+	if (!mm || !sl)
 		return 0;
+	op = mmap_op_find(sl, tid, &in_slot);
 	st = mm_state_get(mm);
 	__u64 granted = now;
 
@@ -864,9 +976,15 @@ static __always_inline int mmap_released(struct mm_struct *mm, bool write)
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 key = (__u64)(unsigned long)mm;
-	struct ttop_mm_state *st = bpf_map_lookup_elem(&mm_states, &key);
-	struct ttop_mmap_op *op = bpf_map_lookup_elem(&mmap_ops, &tid);
+	struct ttop_mmap_slot *sl = mmap_slot(tid);
+	struct ttop_mm_state *st;
+	struct ttop_mmap_op *op;
+	bool in_slot;
 
+	if (!mm || !sl)
+		return 0;
+	st = bpf_map_lookup_elem(&mm_states, &key);
+	op = mmap_op_find(sl, tid, &in_slot);
 	if (op && op->mm == key && op->acquired_ns) {
 		/* Someone began waiting while we held it: this hold is contended. */
 		if (st && (st->wait_seq != op->seq || st->waiting > 0)) {
@@ -902,6 +1020,14 @@ static __always_inline int mmap_released(struct mm_struct *mm, bool write)
 	if (op && op->mm == key) {
 		op->acquired_ns = 0;
 		op->mm = 0;
+		/* The op is over (unless a start whose acquisition we never saw is left):
+		 * free the slot for the next thread of this tid % MMAP_SLOTS. */
+		if (!op->start_ns) {
+			if (in_slot)
+				__sync_val_compare_and_swap(&sl->own, tid | MMAP_BUSY, tid);
+			else
+				__sync_fetch_and_add(&sl->parked, -1);
+		}
 	}
 	if (!st)
 		return 0;

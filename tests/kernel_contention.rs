@@ -53,6 +53,28 @@ impl Stream {
         s
     }
 
+    /// Every frame so far and `more` frames begun after this call, then stop ttop: once
+    /// the workload is gone, its counts are final in every view.
+    fn stop_after(mut self, more: usize) -> Vec<Value> {
+        while let Ok(v) = self.rx.try_recv() {
+            self.frames.push(v);
+        }
+        for _ in 0..more {
+            let v = self
+                .rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("ttop stopped printing frames");
+            self.frames.push(v);
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        assert!(
+            wait_timeout(&mut self.child, Duration::from_secs(10)),
+            "ttop did not exit"
+        );
+        self.frames
+    }
+
     /// Every frame up to the end of the run (ttop stops after its -n COUNT).
     fn finish(mut self) -> Vec<Value> {
         while let Ok(v) = self.rx.recv_timeout(Duration::from_secs(30)) {
@@ -357,6 +379,89 @@ fn mmap_lock_holder_and_victim() {
         all_max_us / 1000.0,
         max_ms,
         0.10,
+    );
+}
+
+/// Every contended mmap_lock acquisition is also a kernel-lock wait on the same rwsem
+/// (both come from lock:contention_begin), so the mmap_lock waits of the victim's threads
+/// must equal its kernel-lock waits on mmap_lock exactly: an operation ttop lost between
+/// start_locking and acquire_returned shows up as a difference. The victim's threads
+/// come in pairs whose tids share ttop's per-thread slot (tid % 8192), so one of each
+/// pair often keeps its operation in the fallback hash, and a mover thread switches
+/// them between CPUs every 200 us, so waiters and holders are moved with an operation
+/// in flight; a /proc reader preempted while holding the lock makes the waits long.
+#[test]
+fn mmap_lock_waits_match_lock_waits() {
+    if !require_root("mmap_lock_waits_match_lock_waits") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-n", "100", "-d", "0.5"]);
+    let mut v = spawn_workload("mmaplock", &["victim", "2", "3", "collide", "hop"]);
+    let (vh, vr) = first_line(&mut v);
+    let vpid = num(&vh, "pid") as u64;
+    let mut rd = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "3"]);
+    let (_, rr) = first_line(&mut rd);
+    assert!(
+        wait_timeout(&mut rd, Duration::from_secs(20)),
+        "reader hung"
+    );
+    assert!(wait_timeout(&mut v, Duration::from_secs(30)), "victim hung");
+    let vout = rest(vr);
+    let rout = rest(rr);
+    // A frame read after an acquisition was counted in one view and before the other:
+    // compare the totals only once the workload has stopped.
+    let frames = ttop.stop_after(2);
+    let p = problems(&frames);
+    if p.iter().any(|x| x.contains("kernel lock view")) {
+        eprintln!("no lock:contention_begin on this kernel: {p:?}");
+        return;
+    }
+    assert!(
+        !p.iter().any(|x| x.contains("mmap_lock view")),
+        "mmap_lock probes missing: {p:?}"
+    );
+    let (mut mmap_waits, mut lock_waits) = (0u64, 0u64);
+    let mut locks = std::collections::BTreeSet::new();
+    for fr in &frames {
+        for r in fr["mmap_lock"].as_array().unwrap() {
+            if u(&r["victim_pid"]) == vpid && u(&r["waiter_pid"]) == vpid {
+                mmap_waits += u(&r["waits"]);
+            }
+        }
+        for r in fr["locks"].as_array().unwrap() {
+            if r["mmap_lock"] != Value::Bool(true) {
+                continue;
+            }
+            for w in r["waiters"].as_array().unwrap() {
+                if u(&w["pid"]) == vpid {
+                    lock_waits += u(&w["contended"]);
+                    locks.insert(r["lock"].as_str().unwrap_or("").to_string());
+                }
+            }
+        }
+    }
+    let pairs = num(&vout, "pairs");
+    eprintln!(
+        "mmap_lock: victim {vpid} pairs={pairs} calls={} stalls={}; reader reads={}; ttop: mmap_lock \
+         waits={mmap_waits}, kernel-lock waits on mmap_lock={lock_waits} (locks {locks:?})",
+        num(&vout, "calls"),
+        num(&vout, "stalls"),
+        num(&rout, "reads")
+    );
+    assert_eq!(pairs, 2.0, "the victim found no tids sharing a slot");
+    assert!(
+        lock_waits >= 50,
+        "only {lock_waits} contended mmap_lock waits: no test"
+    );
+    assert_eq!(
+        locks.len(),
+        1,
+        "the victim waited on several mmap_locks: {locks:?}"
+    );
+    assert_eq!(
+        mmap_waits, lock_waits,
+        "mmap_lock waits of the victim's threads vs their kernel-lock waits on its mmap_lock"
     );
 }
 

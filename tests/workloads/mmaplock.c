@@ -8,6 +8,14 @@
 //   mmaplock reader PID SECS : reads /proc/PID/environ in a loop (each read takes PID's
 //       mmap_lock for reading), at nice 19 on CPU 0 next to a spinning thread, so it is
 //       often preempted while it holds the lock, like seed 002's throttled scanner.
+//   Extra victim arguments, in any order:
+//     collide: before timing, create and drop threads until each worker has a partner
+//       whose tid is the same modulo 8192 (ttop keeps a thread's mmap_lock operation in
+//       the slot tid % 8192 and moves a second thread with one in flight to a hash); the
+//       partners run the same loop. Prints pairs= at the end.
+//     hop: a mover thread switches every worker between CPUs every 200 us, so threads
+//       are moved while they wait for or hold the lock (a sleeping waiter wakes up on
+//       the other CPU).
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,9 +52,60 @@ static void account(long d) {
     while (d > m && !atomic_compare_exchange_weak(&max_ns, &m, d)) {}
 }
 
+#define SLOTS 8192
+#define MAX_WORKERS 32
+
+static atomic_int worker_tids[MAX_WORKERS], nworkers;
+static atomic_int paired[MAX_WORKERS];
+static int nfirst; // workers before the partners
+
+static void *victim_loop(void);
+
 static void *victim_thread(void *arg) {
     (void)arg;
+    atomic_store(&worker_tids[atomic_fetch_add(&nworkers, 1)], (int)syscall(SYS_gettid));
+    return victim_loop();
+}
+
+// A candidate partner: stays (as a worker) if its tid shares a slot with an unpaired
+// worker of the first batch, else exits at once. *arg is set to 1 or 2 when decided.
+static void *probe_thread(void *arg) {
+    atomic_int *decided = arg;
+    int tid = (int)syscall(SYS_gettid);
+    for (int i = 0; i < nfirst; i++) {
+        int w = atomic_load(&worker_tids[i]);
+        int no = 0;
+        if (w != tid && w % SLOTS == tid % SLOTS &&
+            atomic_compare_exchange_strong(&paired[i], &no, 1)) {
+            atomic_store(&worker_tids[atomic_fetch_add(&nworkers, 1)], tid);
+            atomic_store(decided, 2);
+            return victim_loop();
+        }
+    }
+    atomic_store(decided, 1);
+    return NULL;
+}
+
+static void *mover(void *arg) {
+    (void)arg;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long k = 0; !stop && ncpu > 1; k++) {
+        for (int i = 0; i < atomic_load(&nworkers); i++) {
+            cpu_set_t s;
+            CPU_ZERO(&s);
+            CPU_SET((int)((k + i) % ncpu), &s);
+            sched_setaffinity(atomic_load(&worker_tids[i]), sizeof(s), &s);
+        }
+        usleep(200);
+    }
+    return NULL;
+}
+
+static atomic_int go;
+
+static void *victim_loop(void) {
     const size_t len = 256 << 10;
+    while (!atomic_load(&go)) usleep(100);
     while (!stop) {
         long t0 = now_ns();
         char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
@@ -83,18 +142,36 @@ int main(int argc, char **argv) {
     if (argc < 4) return 2;
     secs = atof(argv[3]);
     if (!strcmp(argv[1], "victim")) {
-        int n = atoi(argv[2]);
+        int n = atoi(argv[2]), collide = 0, hop = 0, pairs = 0;
+        for (int i = 4; i < argc; i++) {
+            collide |= !strcmp(argv[i], "collide");
+            hop |= !strcmp(argv[i], "hop");
+        }
         printf("pid=%d\n", getpid());
         fflush(stdout);
-        pthread_t t[16];
-        if (n > 16) n = 16;
+        pthread_t t[MAX_WORKERS], m;
+        if (n > MAX_WORKERS / 2) n = MAX_WORKERS / 2;
         for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, victim_thread, NULL);
+        while (atomic_load(&nworkers) < n) usleep(100);
+        nfirst = n;
+        // Give up after 200000 threads (six cycles of a pid_max of 32768).
+        for (long tries = 0; collide && pairs < n && tries < 200000; tries++) {
+            atomic_int decided = 0;
+            pthread_t p;
+            if (pthread_create(&p, NULL, probe_thread, &decided)) break;
+            while (!atomic_load(&decided)) {}
+            if (atomic_load(&decided) == 2) t[n + pairs++] = p;
+            else pthread_join(p, NULL);
+        }
+        atomic_store(&go, 1);
+        if (hop) pthread_create(&m, NULL, mover, NULL);
         sleep_secs(secs);
         stop = 1;
-        for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
-        printf("calls=%ld sys_ms=%.3f stalls=%ld stall_ms=%.3f max_ms=%.3f\n", atomic_load(&calls),
-               atomic_load(&sys_ns) / 1e6, atomic_load(&stalls), atomic_load(&stall_ns) / 1e6,
-               atomic_load(&max_ns) / 1e6);
+        if (hop) pthread_join(m, NULL);
+        for (int i = 0; i < n + pairs; i++) pthread_join(t[i], NULL);
+        printf("calls=%ld sys_ms=%.3f stalls=%ld stall_ms=%.3f max_ms=%.3f pairs=%d\n",
+               atomic_load(&calls), atomic_load(&sys_ns) / 1e6, atomic_load(&stalls),
+               atomic_load(&stall_ns) / 1e6, atomic_load(&max_ns) / 1e6, pairs);
         return 0;
     }
     // reader
