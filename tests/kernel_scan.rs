@@ -194,3 +194,106 @@ fn processes_started_between_samples_are_scanned() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// The fields of a process's own stat line the scan keeps, RSS included.
+fn proc_line(p: &ProcScan) -> (u32, u32, String, char, u32, u64, u64, u64, u64) {
+    (
+        p.pid,
+        p.ppid,
+        p.comm.to_string(),
+        p.state,
+        p.num_threads,
+        p.utime,
+        p.stime,
+        p.rss_pages,
+        p.starttime,
+    )
+}
+
+/// A process none of whose threads had an event keeps its last stat line, RSS read
+/// again (src/collect/proc_reuse.rs). Checked against a plain scan taken right after:
+/// sleeping processes show exactly what it shows, a process that keeps waking up shows
+/// its CPU time growing, and a sleeping orphan shows its new parent at once.
+#[test]
+fn sleeping_processes_read_as_a_full_scan_does() {
+    if !require_root("sleeping_processes_read_as_a_full_scan_does") {
+        return;
+    }
+    let _g = kernel_lock();
+    let sleep = || {
+        std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap()
+    };
+    let mut sleepers: Vec<_> = (0..20).map(|_| sleep()).collect();
+    // A parent (sh, then exec'd into sleep) and its sleeping child, the orphan-to-be.
+    let mut parent = std::process::Command::new("sh")
+        .args(["-c", "sleep 60 & echo orphan=$!; exec sleep 60"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(parent.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let orphan: u32 = parse_kv(&line)["orphan"].parse().unwrap();
+    let mut waker = spawn_workload("scanmix", &["3", "60", "200", "40"]);
+    let waker_pid = waker.id();
+
+    let mut c = Collector::new(&Config {
+        bpf: true,
+        pids: None,
+        comm: None,
+    });
+    assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
+    let mut asleep: Vec<u32> = sleepers.iter().map(|s| s.id()).collect();
+    asleep.push(orphan);
+    let mut waker_cpu = Vec::new();
+    let find = |all: &[ProcScan], pid: u32| all.iter().find(|p| p.pid == pid).cloned();
+    for round in 0..10 {
+        if round == 5 {
+            let _ = parent.kill();
+            let _ = parent.wait();
+        }
+        let s = c.sample();
+        let truth = ProcScanner::new(None).scan();
+        for &pid in &asleep {
+            let ours = find(&s.procs, pid).unwrap_or_else(|| panic!("{pid} not scanned"));
+            let t = find(&truth, pid).unwrap_or_else(|| panic!("{pid} gone"));
+            if t.state != 'S' {
+                continue; // a sleep just started may not be asleep yet
+            }
+            assert_eq!(
+                proc_line(&ours),
+                proc_line(&t),
+                "round {round}: sleeping process {pid} differs from a full scan"
+            );
+        }
+        let o = find(&s.procs, orphan).unwrap();
+        if round >= 5 {
+            assert_ne!(o.ppid, parent.id(), "round {round}: the dead parent shows");
+        } else {
+            assert_eq!(o.ppid, parent.id(), "round {round}");
+        }
+        let w = find(&s.procs, waker_pid).expect("waker scanned");
+        waker_cpu.push(w.utime + w.stime);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // The process that keeps waking up is read again: its CPU time (40 ms every 240 ms,
+    // in 10 ms ticks) keeps growing in what the scan reports.
+    let grew = waker_cpu.windows(2).filter(|w| w[1] > w[0]).count();
+    assert!(
+        grew >= waker_cpu.len() / 2,
+        "the waking process's CPU stood still in the scan: {waker_cpu:?}"
+    );
+    let _ = parent.wait(); // reaped at round 5; this only returns its status
+    for s in &mut sleepers {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    let _ = waker.kill();
+    let _ = waker.wait();
+    // SAFETY: signalling the orphan we started (through sh); init reaps it.
+    unsafe { libc::kill(orphan as i32, libc::SIGKILL) };
+}

@@ -110,6 +110,13 @@ impl DirtyTids {
         }
     }
 
+    /// Whether `tid` is marked, leaving the mark in place: for a decision made from the
+    /// marks of several threads before any of them is read (always true beyond the map).
+    pub fn peek(&self, tid: u32) -> bool {
+        self.byte(tid)
+            .is_none_or(|b| b.load(Ordering::Relaxed) != 0)
+    }
+
     /// Mark `tid` as the BPF programs do (tests).
     #[cfg(test)]
     pub fn mark(&self, tid: u32) {

@@ -10,6 +10,7 @@ pub mod kallsyms;
 pub mod map_read;
 pub mod proc_files;
 pub mod proc_scan;
+pub mod proc_system;
 pub mod sched;
 pub mod symbols;
 pub mod tracefs;

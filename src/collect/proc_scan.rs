@@ -12,8 +12,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use super::dirty::{Dirty, DirtyTids};
-use super::proc_files::{KeptFiles, SysFile, open_at, read_at};
-use crate::model::sample::{CpuTimes, ProcScan, ProcStat, TaskScan};
+use super::proc_files::{KeptFiles, open_at, read_at};
+/// The system-wide files, where callers have always found them.
+pub use super::proc_system::{SystemFiles, parse_stat, procs_running, read_system};
+use crate::model::sample::{ProcScan, TaskScan};
 
 #[derive(Default)]
 pub struct ProcScanner {
@@ -28,9 +30,10 @@ pub struct ProcScanner {
     tids: Vec<u32>,
     /// The stat files of processes and threads, kept open between ticks.
     stats: KeptFiles,
-    /// Each process's threads as the last scan read them, by (pid, starttime): what a
-    /// thread with no scheduler event since shows again (see dirty.rs).
-    tasks_seen: HashMap<(u32, u64), Vec<TaskScan>>,
+    /// Each process as the last scan read it, threads included, by pid: what a thread
+    /// (or a process's stat line) with no scheduler event since shows again (see
+    /// dirty.rs and proc_reuse.rs).
+    seen: HashMap<u32, ProcScan>,
     /// Scans so far: a thread's file is read at least every REFRESH_TICKS scans.
     ticks: u64,
     /// `Dirty::births` when /proc was last listed (None: list it).
@@ -213,94 +216,6 @@ fn parse_cmdline(buf: &[u8]) -> String {
         .unwrap_or_default()
 }
 
-/// Parse /proc/stat: per-CPU times and the scheduler counters.
-pub fn parse_stat(text: &str) -> ProcStat {
-    let mut st = ProcStat::default();
-    for line in text.lines() {
-        let mut it = line.split_ascii_whitespace();
-        let Some(key) = it.next() else { continue };
-        let num = |s: Option<&str>| s.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        if let Some(n) = key.strip_prefix("cpu") {
-            let Ok(cpu) = n.parse::<u32>() else { continue }; // skip the aggregate "cpu" line
-            let v: Vec<u64> = it.map(|x| x.parse().unwrap_or(0)).collect();
-            let g = |i: usize| v.get(i).copied().unwrap_or(0);
-            st.cpus.push(CpuTimes {
-                cpu,
-                user: g(0),
-                nice: g(1),
-                system: g(2),
-                idle: g(3),
-                iowait: g(4),
-                irq: g(5),
-                softirq: g(6),
-                steal: g(7),
-            });
-        } else {
-            match key {
-                "ctxt" => st.ctxt = num(it.next()),
-                "processes" => st.forks = num(it.next()),
-                "procs_running" => st.procs_running = num(it.next()) as u32,
-                "procs_blocked" => st.procs_blocked = num(it.next()) as u32,
-                _ => {}
-            }
-        }
-    }
-    st
-}
-
-/// Read /proc/stat, /proc/loadavg and /proc/uptime (once; the collector keeps them open
-/// with [`SystemFiles`]).
-pub fn read_system() -> ProcStat {
-    SystemFiles::default().read()
-}
-
-/// /proc/stat, /proc/loadavg and /proc/uptime, kept open.
-pub struct SystemFiles {
-    stat: SysFile,
-    loadavg: SysFile,
-    uptime: SysFile,
-}
-
-impl Default for SystemFiles {
-    fn default() -> Self {
-        Self {
-            stat: SysFile::new(c"/proc/stat"),
-            loadavg: SysFile::new(c"/proc/loadavg"),
-            uptime: SysFile::new(c"/proc/uptime"),
-        }
-    }
-}
-
-impl SystemFiles {
-    pub fn read(&mut self) -> ProcStat {
-        let mut st = parse_stat(self.stat.read());
-        for (i, v) in self
-            .loadavg
-            .read()
-            .split_ascii_whitespace()
-            .take(3)
-            .enumerate()
-        {
-            st.loadavg[i] = v.parse().unwrap_or(0.0);
-        }
-        st.uptime_s = self
-            .uptime
-            .read()
-            .split_ascii_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        st
-    }
-}
-
-/// /proc/stat procs_running alone, cheaply (for tests and reference sampling).
-pub fn procs_running() -> Option<u32> {
-    let t = std::fs::read_to_string("/proc/stat").ok()?;
-    t.lines()
-        .find_map(|l| l.strip_prefix("procs_running ")?.trim().parse().ok())
-}
-
 impl ProcScanner {
     pub fn new(only_pids: Option<Vec<u32>>) -> Self {
         Self {
@@ -317,11 +232,12 @@ impl ProcScanner {
 
     /// `scan`, reading again only the threads `dirty` says may have changed (and any
     /// thread running, new, or not read for REFRESH_TICKS scans); None reads them all.
-    /// Process files (/proc/PID/stat) are always read: a process's RSS moves without
-    /// it running (reclaim).
+    /// A process's stat line is reused the same way while none of its threads had an
+    /// event; its RSS, which moves without it running (reclaim), is read every scan
+    /// (see proc_reuse.rs).
     pub fn scan_with(&mut self, dirty: Option<&Dirty>) -> Vec<ProcScan> {
         self.ticks += 1;
-        let mut seen = std::mem::take(&mut self.tasks_seen);
+        let mut seen = std::mem::take(&mut self.seen);
         let mut next_seen = HashMap::with_capacity(seen.len());
         let Some(proc_fd) = open_at(libc::AT_FDCWD, c"/proc", libc::O_DIRECTORY) else {
             return Vec::new();
@@ -353,21 +269,48 @@ impl ProcScanner {
         let mut live = HashMap::with_capacity(pids.len());
         let mut path = [0u8; 48];
         let proc_dir = proc_fd.as_raw_fd();
+        // Processes whose stat line was reused: their parent is checked after the loop.
+        let mut reused = Vec::new();
         for &pid in &pids {
             // A process can vanish at any point of the scan; whatever failed is skipped.
             // Files are opened by path from /proc ("PID/stat"), not through an opened
             // PID directory: that was one open and close more per process, per tick.
-            if !self.stats.read(
-                (pid, 0),
-                proc_dir,
-                pid_path(&mut path, pid, None, b"stat"),
-                &mut self.buf,
-            ) {
-                continue;
-            }
-            listed.push(pid);
-            let Some(st) = parse_pid_stat(&self.buf) else {
-                continue;
+            let prev = seen.remove(&pid);
+            // Taken once per process and scan: a thread of it was born or exited.
+            let tgid_marked = dirty.is_none_or(|d| d.tgids.take(pid));
+            let same = prev
+                .as_ref()
+                .filter(|o| !tgid_marked && self.stat_unchanged(o, dirty));
+            let st = match same {
+                Some(o) => {
+                    let Some(rss) = self.read_rss(proc_dir, pid) else {
+                        continue;
+                    };
+                    listed.push(pid);
+                    reused.push(out.len());
+                    StatFields::again(o, rss)
+                }
+                None => {
+                    if !self.stats.read(
+                        (pid, 0),
+                        proc_dir,
+                        pid_path(&mut path, pid, None, b"stat"),
+                        &mut self.buf,
+                    ) {
+                        continue;
+                    }
+                    listed.push(pid);
+                    let Some(mut st) = parse_pid_stat(&self.buf) else {
+                        continue;
+                    };
+                    // The RSS always from statm: exact where stat's is approximate
+                    // (6.x), and the same source whether the line is reused or not.
+                    match self.read_rss(proc_dir, pid) {
+                        Some(rss) => st.rss = rss,
+                        None => continue,
+                    }
+                    st
+                }
             };
             let key = (st.pid, st.starttime);
             let cmdline = match self.cmdlines.remove(&key) {
@@ -387,7 +330,10 @@ impl ProcScanner {
             // task/PID/stat directly instead of listing task/ (three syscalls fewer per
             // process, most processes on most machines). If that fails (the process
             // just exec'd or exited), list task/ as for any other process.
-            let old = seen.remove(&key).unwrap_or_default();
+            let old = prev
+                .filter(|o| o.starttime == st.starttime)
+                .map(|o| o.tasks)
+                .unwrap_or_default();
             let tasks = match st.num_threads {
                 1 => self
                     .read_task(
@@ -403,12 +349,9 @@ impl ProcScanner {
             // thread's mark: list it with no earlier reading to fall back on.
             .unwrap_or_else(|| {
                 let old: &[TaskScan] = if st.num_threads == 1 { &[] } else { &old };
-                self.scan_tasks(proc_dir, pid, st.num_threads, old, dirty)
+                self.scan_tasks(proc_dir, pid, st.num_threads, old, dirty, tgid_marked)
             });
-            if dirty.is_some() {
-                next_seen.insert(key, tasks.clone());
-            }
-            out.push(ProcScan {
+            let p = ProcScan {
                 pid: st.pid,
                 ppid: st.ppid,
                 comm: st.comm,
@@ -420,14 +363,19 @@ impl ProcScanner {
                 rss_pages: st.rss,
                 starttime: st.starttime,
                 tasks,
-            });
+            };
+            if dirty.is_some() {
+                next_seen.insert(pid, p.clone());
+            }
+            out.push(p);
         }
+        self.reparented(proc_dir, &mut out, &reused, &listed, &mut next_seen);
         // -p lists its processes again each tick: keep that list whole.
         self.pids = match self.only_pids {
             Some(_) => pids,
             None => listed,
         };
-        self.tasks_seen = next_seen;
+        self.seen = next_seen;
         self.stats.end_tick();
         // Only processes still alive keep their cached cmdline.
         self.cmdlines = live;
@@ -495,11 +443,12 @@ impl ProcScanner {
         num_threads: u32,
         old: &[TaskScan],
         dirty: Option<&Dirty>,
+        tgid_marked: bool,
     ) -> Vec<TaskScan> {
         let mut path = [0u8; 48];
         // No thread born or exited since the last listing: the same threads, without
         // listing task/ (with 10,000 threads that listing was a fifth of ttop's CPU).
-        let reuse = dirty.is_some_and(|d| !d.tgids.take(pid))
+        let reuse = !tgid_marked
             && !old.is_empty()
             && old.len() == num_threads as usize
             && !self.read_all
@@ -563,6 +512,9 @@ impl ProcScanner {
         tasks
     }
 }
+
+#[path = "proc_reuse.rs"]
+mod reuse;
 
 #[cfg(test)]
 #[path = "proc_scan_tests.rs"]
