@@ -218,12 +218,18 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             }
         })
         .collect();
-    let pt: HashMap<u32, &LatStats> = p.threads.iter().map(|s| (s.id, s)).collect();
+    let pt: foldhash::HashMap<u32, &LatStats> = p.threads.iter().map(|s| (s.id, s)).collect();
     let mut threads: Vec<LatThreadRow> = c
         .threads
         .iter()
         .filter_map(|s| {
-            let i = interval(pt.get(&s.id).copied(), s, cur);
+            let prev = pt.get(&s.id).copied();
+            // No wakeup this interval (most threads of a big idle pool): no row, and no
+            // histogram delta to build (10,000 of them a tick were 12% of ttop's CPU).
+            if prev.is_some_and(|p| p.count == s.count) {
+                return None;
+            }
+            let i = interval(prev, s, cur);
             (i.count > 0).then(|| LatThreadRow {
                 tid: s.id,
                 pid: s.tgid,

@@ -8,11 +8,13 @@ use crate::model::Sample;
 
 pub fn canonical_order(s: &mut Sample) {
     if let Some(b) = s.bpf.as_mut() {
-        b.threads.sort_by_key(|t| t.tid);
-        b.procs.sort_by_key(|p| p.tgid);
+        // Keys unique within each list (a map's keys): an unstable sort gives the same
+        // order, faster (10,000 threads and their latencies sorted every tick).
+        b.threads.sort_unstable_by_key(|t| t.tid);
+        b.procs.sort_unstable_by_key(|p| p.tgid);
         b.ghost_names
             .sort_by(|x, y| (x.tgid, &x.comm).cmp(&(y.tgid, &y.comm)));
-        b.latency.threads.sort_by_key(|t| (t.id, t.tgid));
+        b.latency.threads.sort_unstable_by_key(|t| (t.id, t.tgid));
     }
     if let Some(c) = s.contention.as_mut() {
         c.futexes.sort_by_key(|f| (f.tgid, f.uaddr));
