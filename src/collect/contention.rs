@@ -445,6 +445,7 @@ impl ContentionCollector {
             futexes[i].caller = caller;
             futexes[i].stack = frames;
         }
+        self.syms.forget_files(now);
         // Reuse the table's allocation: it holds every futex word, every tick.
         self.prev_contended.clear();
         self.prev_contended

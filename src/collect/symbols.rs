@@ -20,6 +20,10 @@ use super::kallsyms;
 
 /// A process's maps are re-read at most this often (a new library may appear).
 const MAPS_TTL_NS: u64 = 30_000_000_000;
+/// A binary's symbol table is dropped when no stack named through it for this long. On a
+/// build machine every test binary, build script and compiler run is a new file whose
+/// table (up to megabytes) would otherwise stay for the life of ttop.
+const ELF_TTL_NS: u64 = 2 * MAPS_TTL_NS;
 /// New user stacks symbolised per tick at most (each may read one maps file).
 pub const MAX_NEW_PER_TICK: usize = 4;
 
@@ -173,7 +177,8 @@ struct UserStack {
 pub struct Symbolizer {
     /// Executable file mappings of a process, sorted by start address, and when read.
     maps: HashMap<u32, (u64, Arc<Vec<Mapping>>)>,
-    elfs: HashMap<FileId, Option<ElfSyms>>,
+    /// Symbol tables by file, and when one last named a frame.
+    elfs: HashMap<FileId, (u64, Option<ElfSyms>)>,
     user: HashMap<(u32, i32), UserStack>,
     /// The caller of each kernel stack id (stack ids are never reused for another stack:
     /// the maps are created without BPF_F_REUSE_STACKID).
@@ -339,7 +344,7 @@ impl Symbolizer {
         let mut caller = String::new();
         let mut frames = Vec::with_capacity(ips.len());
         for &ip in ips {
-            let (is_caller, full) = self.user_name(pid, &maps, ip);
+            let (is_caller, full) = self.user_name(pid, &maps, ip, now_ns);
             if caller.is_empty() && is_caller {
                 caller = full.clone();
             }
@@ -371,6 +376,12 @@ impl Symbolizer {
         v
     }
 
+    /// Drop the symbol tables that named no frame for ELF_TTL_NS.
+    pub fn forget_files(&mut self, now_ns: u64) {
+        self.elfs
+            .retain(|_, (used, _)| now_ns.saturating_sub(*used) < ELF_TTL_NS);
+    }
+
     /// Forget what belongs to processes that are gone.
     pub fn retain_pids(&mut self, live: impl Fn(u32) -> bool) {
         self.maps.retain(|p, _| live(*p));
@@ -394,7 +405,7 @@ impl Symbolizer {
 
     /// (whether this frame can be the caller: named and not a lock wrapper,
     /// "symbol+0xoff" or "file+0xoff" or "0xaddr").
-    fn user_name(&mut self, pid: u32, maps: &[Mapping], ip: u64) -> (bool, String) {
+    fn user_name(&mut self, pid: u32, maps: &[Mapping], ip: u64, now_ns: u64) -> (bool, String) {
         let i = maps.partition_point(|m| m.start <= ip);
         let Some(m) = i
             .checked_sub(1)
@@ -407,10 +418,11 @@ impl Symbolizer {
         let file = m.path.rsplit('/').next().unwrap_or(&m.path);
         // Through the process's root, so binaries inside containers resolve too.
         let path = || std::path::PathBuf::from(format!("/proc/{pid}/root{}", m.path));
-        let elf = self
+        let (used, elf) = self
             .elfs
             .entry(m.file)
-            .or_insert_with(|| ElfSyms::load(&map_file(&path())?));
+            .or_insert_with(|| (now_ns, map_file(&path()).and_then(|d| ElfSyms::load(&d))));
+        *used = now_ns;
         let found = elf.as_mut().and_then(|elf| {
             let (i, d) = elf.lookup(elf.vaddr(off)?)?;
             let name = elf.name(i, || map_file(&path()))?;
@@ -511,5 +523,26 @@ mod tests {
         assert!(s.user_cached(std::process::id(), 2).is_some());
         let (_, again) = s.user_stack(std::process::id(), 3, &[own + 1], 0);
         assert_eq!(again[0], frames[1]);
+    }
+
+    /// A binary's symbol table stays while it names frames and goes once it has not
+    /// for ELF_TTL_NS; naming through it again loads it again.
+    #[test]
+    fn unused_symbol_tables_are_dropped() {
+        let mut s = Symbolizer::default();
+        let me = std::process::id();
+        let own = resolves_own_function as *const () as u64;
+        let libc_ip = libc::getpid as *const () as u64;
+        s.user_stack(me, 1, &[own, libc_ip], 0);
+        assert_eq!(s.elfs.len(), 2, "ttop's binary and libc");
+        // Later, only our own binary names a frame (maps read again: past MAPS_TTL_NS).
+        let later = ELF_TTL_NS;
+        s.user_stack(me, 2, &[own], later);
+        s.forget_files(later + 1);
+        assert_eq!(s.elfs.len(), 1, "libc's table outlived its use");
+        s.forget_files(later + ELF_TTL_NS);
+        assert!(s.elfs.is_empty());
+        let (caller, _) = s.user_stack(me, 3, &[own], later + ELF_TTL_NS);
+        assert!(caller.contains("resolves_own_function"), "{caller}");
     }
 }
