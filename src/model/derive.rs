@@ -138,7 +138,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     // are their on-CPU plus run-queue time over the interval (no instantaneous max).
     let (true_avg, true_max) = match (&cur.filter, true_avg) {
         (Some(_), Some(_)) => (
-            Some(procs.iter().filter_map(|p| p.runnable_avg).sum()),
+            Some(procs.iter().filter_map(|p| p.runnable_avg.get()).sum()),
             None,
         ),
         _ => (true_avg, true_max),
@@ -261,7 +261,7 @@ mod tests {
         let t = f.procs.iter().find(|p| p.pid == 4242).unwrap();
         assert_eq!(t.ghost_threads, Some(3050));
         assert_eq!(t.threads_created, Some(3120));
-        assert!(close(t.ghost_cpu_ms.unwrap(), 1650.0));
+        assert!(close(t.ghost_cpu_ms.get().unwrap(), 1650.0));
         // The CPU the scan misses: true - scan plus the ghosts' share.
         assert!(close(t.scan_miss, (310.0 - 140.0) + 165.0));
         let g = &f.ghost_groups[0];

@@ -10,6 +10,7 @@ pub mod irq;
 pub mod join;
 pub mod latency;
 pub mod name;
+pub mod opt;
 pub mod prev_tasks;
 pub mod proc_rows;
 pub mod proc_totals;

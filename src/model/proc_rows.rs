@@ -11,6 +11,7 @@
 use super::derive::{delta, pct_of};
 use super::frame::{ProcFrame, ThreadFrame};
 use super::join::Rows;
+use super::opt::Opt;
 use super::prev_tasks::PrevTasks;
 use super::proc_totals::{ProcTotals, Totals};
 use super::sample::{BpfSample, Sample};
@@ -149,10 +150,10 @@ struct BpfCols {
     threads_created: Option<u64>,
     threads_exited: Option<u64>,
     ghost_threads: Option<u64>,
-    ghost_cpu_ms: Option<f64>,
+    ghost_cpu_ms: Opt<f64>,
     cpu_pct_true: Option<f64>,
     runq_wait_ms: Option<f64>,
-    runnable_avg: Option<f64>,
+    runnable_avg: Opt<f64>,
     scan_miss: f64,
 }
 
@@ -184,11 +185,11 @@ fn proc_row(
         scan_miss: b.scan_miss,
         runnable_avg: b.runnable_avg,
         // Filled in later by contention_frame and irq.
-        tlb_shootdowns_caused: None,
-        ipis_caused: None,
-        tlb_ipis_caused: None,
-        futex_calls: None,
-        futex_wait_ms: None,
+        tlb_shootdowns_caused: Opt::NONE,
+        ipis_caused: Opt::NONE,
+        tlb_ipis_caused: Opt::NONE,
+        futex_calls: Opt::NONE,
+        futex_wait_ms: Opt::NONE,
     }
 }
 
@@ -214,9 +215,9 @@ fn bpf_cols(
         threads_created: Some(d(pt.created, ct.created)),
         threads_exited: Some(d(pt.exited, ct.exited)),
         ghost_threads: Some(d(pt.ghosts, ct.ghosts)),
-        ghost_cpu_ms: Some(ghost_ns as f64 / 1e6),
+        ghost_cpu_ms: Opt::some(ghost_ns as f64 / 1e6),
         cpu_pct_true: Some(true_pct),
-        runnable_avg: Some(runnable_ns as f64 / interval_ns as f64),
+        runnable_avg: Opt::some(runnable_ns as f64 / interval_ns as f64),
         runq_wait_ms: Some(wait(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6),
         scan_miss: (true_pct - cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns),
     }

@@ -4,6 +4,7 @@
 
 use super::derive::{delta, pct_of};
 use super::frame::ThreadFrame;
+use super::opt::Opt;
 use super::prev_tasks::PrevTask;
 use super::sample::{BpfThread, ProcScan, TaskScan};
 
@@ -49,9 +50,9 @@ pub fn thread_row(
         } else {
             0
         };
-        (Some(pct_of(on, at.ns)), Some(w as f64 / 1e6))
+        (Opt::some(pct_of(on, at.ns)), Opt::some(w as f64 / 1e6))
     } else {
-        (None, None)
+        (Opt::NONE, Opt::NONE)
     };
     ThreadFrame {
         tid: t.tid,
