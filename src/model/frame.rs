@@ -106,7 +106,7 @@ pub struct ProcFrame {
     pub pid: u32,
     /// Shared with the Sample's ProcScan (no copy per frame); serialised as a string.
     pub comm: super::name::Name,
-    pub cmdline: super::name::Name,
+    pub cmdline: super::name::Name<31>,
     /// Scan state of the process ('R', 'S', 'D', ...); 'X' when it was gone at the scan.
     pub state: char,
     /// The process existed during the interval but was gone when /proc was scanned.
@@ -150,7 +150,7 @@ impl ProcFrame {
     /// strings and drop them again: four atomic operations per row on the one shared
     /// empty `Arc<str>`, a sixth of a derive at 10,000 processes.
     #[inline]
-    pub fn named(pid: u32, comm: super::name::Name, cmdline: super::name::Name) -> Self {
+    pub fn named(pid: u32, comm: super::name::Name, cmdline: super::name::Name<31>) -> Self {
         ProcFrame {
             pid,
             comm,
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn a_named_row_is_a_default_row_with_its_names() {
-        let (comm, cmd): (super::super::name::Name, super::super::name::Name) =
+        let (comm, cmd): (super::super::name::Name, super::super::name::Name<31>) =
             ("postgres".into(), "postgres -D /db".into());
         let want = ProcFrame {
             pid: 7,
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn rows_stay_small() {
         assert_eq!(std::mem::size_of::<ProcFrame>(), 232);
-        assert_eq!(std::mem::size_of::<ThreadFrame>(), 64);
+        assert_eq!(std::mem::size_of::<ThreadFrame>(), 56);
     }
 
     /// `--json` rows with shared strings read exactly as with Strings: the name and

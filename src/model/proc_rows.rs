@@ -162,7 +162,7 @@ struct BpfCols {
 fn proc_row(
     pid: u32,
     comm: super::name::Name,
-    cmdline: super::name::Name,
+    cmdline: super::name::Name<31>,
     s: ScanCols,
     b: BpfCols,
 ) -> ProcFrame {
