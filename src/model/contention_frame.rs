@@ -14,6 +14,7 @@ use super::contention::{
 use super::derive::delta;
 use super::frame::ProcFrame;
 use super::join::KeyMap;
+use super::opt::Opt;
 use super::sample::ProcScan;
 
 /// Rows kept per table (the screen shows fewer; JSON gets these).
@@ -493,8 +494,8 @@ pub fn derive_contention(
     };
     if !has_prev {
         for p in procs.iter_mut() {
-            p.futex_calls = Some(0);
-            p.futex_wait_ms = Some(0.0);
+            p.futex_calls = Opt::some(0);
+            p.futex_wait_ms = Opt::some(0.0);
         }
         return ContentionFrame::default();
     }
@@ -507,8 +508,8 @@ pub fn derive_contention(
     for row in procs.iter_mut() {
         let c = cp.get(row.pid).copied().unwrap_or_default();
         let p = pp.get(row.pid).copied().unwrap_or_default();
-        row.futex_calls = Some(delta(p.0, c.0));
-        row.futex_wait_ms = Some(ms(delta(p.1, c.1)));
+        row.futex_calls = Opt::some(delta(p.0, c.0));
+        row.futex_wait_ms = Opt::some(ms(delta(p.1, c.1)));
     }
     ContentionFrame {
         futexes: futex_rows(prev, cur, &comm),

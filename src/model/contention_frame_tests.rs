@@ -42,10 +42,10 @@ fn futex_rows_are_per_interval_and_ranked_by_contended() {
 fn procs_get_futex_rates() {
     let f = frame(3);
     let p = f.procs.iter().find(|p| p.pid == 912).unwrap();
-    assert_eq!(p.futex_calls, Some(14_500));
-    assert!((p.futex_wait_ms.unwrap() - 870.0).abs() < 1e-9);
+    assert_eq!(p.futex_calls.get(), Some(14_500));
+    assert!((p.futex_wait_ms.get().unwrap() - 870.0).abs() < 1e-9);
     let idle = f.procs.iter().find(|p| p.pid == 1).unwrap();
-    assert_eq!(idle.futex_calls, Some(0));
+    assert_eq!(idle.futex_calls.get(), Some(0));
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn first_sample_and_reset_counters() {
     cur.contention = Some(fixture(4));
     let f = derive(&sys, None, &cur);
     assert!(f.contention.futexes.is_empty() && f.contention.locks.is_empty());
-    assert_eq!(f.procs[0].futex_calls, Some(0));
+    assert_eq!(f.procs[0].futex_calls.get(), Some(0));
     // An entry that went backwards was deleted and recreated: count from zero.
     let mut prev = cur.clone();
     prev.seq = 3;

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::frame::{CpuFrame, DropsFrame, Frame, ProcFrame, Runnable};
-use super::join::Rows;
-use super::proc_totals::{ProcTotals, Totals};
+use super::frame::{CpuFrame, DropsFrame, Frame, Runnable};
+use super::proc_rows::{ScanRows, scan_rows};
 use super::sample::{CpuTimes, Sample, SystemInfo};
+use super::thread_rows::Interval;
 
 /// Difference of a cumulative counter. A counter that went backwards was reset
 /// (map entry recreated, PID reused, collector restarted): count from zero.
@@ -120,86 +120,25 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         true_max = Some(f64::from(b.runq_peak).max(sum.ceil()));
     }
 
-    // Processes: the scan, joined with BPF per-process totals.
-    let cur_totals = cur_bpf.map(|b| Totals::new(&b.threads, &b.procs));
-    let prev_totals = prev_bpf.map(|b| Totals::new(&b.threads, &b.procs));
-    let prev_scan = Rows::new(prev.map_or(&[][..], |p| &p.procs), |p| p.pid);
-    let bpf_tot = |pid: u32| -> Option<(ProcTotals, ProcTotals)> {
-        let c = cur_totals.as_ref()?.get(pid);
-        let p = prev_totals.as_ref().map(|m| m.get(pid)).unwrap_or_default();
-        Some((p, c))
+    // Processes and their threads: the scan, joined with the BPF counters.
+    let at = Interval {
+        ns: interval_ns,
+        s: interval_s,
+        tck,
+        has_prev: prev.is_some(),
+        bpf: cur_bpf.is_some(),
     };
-    let page_kb = sys.page_size.max(1) / 1024;
-    let mut procs = Vec::with_capacity(cur.procs.len() + 8);
-    let mut scan_running = 0u32;
-    let seen = Rows::new(&cur.procs, |p| p.pid);
-    // Each row is one struct expression returned into the list's reserved space, so
-    // the compiler writes its fields in place; a row built in a local and filled in
-    // through `&mut` was copied (260 bytes, a memcpy call) into the list.
-    let has_prev = prev.is_some();
-    procs.extend(cur.procs.iter().map(|p| {
-        let running = p.tasks.iter().filter(|t| t.state == 'R').count() as u32;
-        scan_running += running;
-        let prevp = prev_scan.get(p.pid).filter(|q| q.starttime == p.starttime);
-        let cpu_pct_scan = prevp.map_or(0.0, |q| {
-            let ticks = delta(q.utime + q.stime, p.utime + p.stime) as f64;
-            100.0 * ticks / tck / interval_s
-        });
-        let scan = ScanCols {
-            state: p.state,
-            gone: false,
-            threads_seen: p.tasks.len() as u32,
-            running_seen: running,
-            cpu_pct_scan,
-            rss_kb: p.rss_pages * page_kb,
-        };
-        let bpf = bpf_tot(p.pid).map_or_else(BpfCols::default, |(pt, ct)| {
-            bpf_cols(&pt, &ct, interval_ns, has_prev, cpu_pct_scan)
-        });
-        proc_row(p.pid, (&p.comm).into(), (&p.cmdline).into(), scan, bpf)
-    }));
-    // Processes that lived during the interval but were gone at the scan.
-    if let Some(b) = cur_bpf {
-        for bp in &b.procs {
-            if seen.contains(bp.tgid) {
-                continue;
-            }
-            let Some((pt, ct)) = bpf_tot(bp.tgid) else {
-                continue;
-            };
-            let was_scanned = prev_scan.get(bp.tgid);
-            let active = delta(pt.created, ct.created) + delta(pt.exited, ct.exited) > 0;
-            if !active && was_scanned.is_none() {
-                continue;
-            }
-            let comm = if !bp.comm.is_empty() {
-                bp.comm.as_str().into()
-            } else {
-                was_scanned.map(|q| (&q.comm).into()).unwrap_or_default()
-            };
-            let cmdline = was_scanned.map(|q| (&q.cmdline).into()).unwrap_or_default();
-            let scan = ScanCols {
-                state: 'X',
-                gone: true,
-                ..Default::default()
-            };
-            let bpf = bpf_cols(&pt, &ct, interval_ns, has_prev, scan.cpu_pct_scan);
-            procs.push(proc_row(bp.tgid, comm, cmdline, scan, bpf));
-        }
-    }
-
-    // The process joins are done: free them before the thread joins allocate theirs, so
-    // a derive touches less fresh memory (at 10,000 rows each of these is 40-560 KB).
-    drop((seen, prev_scan, cur_totals, prev_totals));
-
-    // Threads.
-    let threads = super::thread_rows::thread_frames(cur, prev, interval_ns, interval_s, tck);
+    let ScanRows {
+        procs,
+        threads,
+        scan_running,
+    } = scan_rows(prev, cur, &at, sys.page_size.max(1) / 1024);
 
     // With a filter every panel is about the watched processes: their runnable threads
     // are their on-CPU plus run-queue time over the interval (no instantaneous max).
     let (true_avg, true_max) = match (&cur.filter, true_avg) {
         (Some(_), Some(_)) => (
-            Some(procs.iter().filter_map(|p| p.runnable_avg).sum()),
+            Some(procs.iter().filter_map(|p| p.runnable_avg.get()).sum()),
             None,
         ),
         _ => (true_avg, true_max),
@@ -277,96 +216,6 @@ pub fn filter_label(f: &crate::model::sample::FilterSpec) -> String {
     parts.join(" + ")
 }
 
-/// The columns of a process row that come from the /proc scan.
-#[derive(Default)]
-struct ScanCols {
-    state: char,
-    gone: bool,
-    threads_seen: u32,
-    running_seen: u32,
-    cpu_pct_scan: f64,
-    rss_kb: u64,
-}
-
-/// The columns of a process row that come from eBPF (all null without it).
-#[derive(Default)]
-struct BpfCols {
-    threads_created: Option<u64>,
-    threads_exited: Option<u64>,
-    ghost_threads: Option<u64>,
-    ghost_cpu_ms: Option<f64>,
-    cpu_pct_true: Option<f64>,
-    runq_wait_ms: Option<f64>,
-    runnable_avg: Option<f64>,
-    scan_miss: f64,
-}
-
-/// A process row: one struct expression, so it can be built where it is stored.
-#[inline(always)]
-fn proc_row(
-    pid: u32,
-    comm: super::name::Name,
-    cmdline: super::name::Name,
-    s: ScanCols,
-    b: BpfCols,
-) -> ProcFrame {
-    ProcFrame {
-        pid,
-        comm,
-        cmdline,
-        state: s.state,
-        gone: s.gone,
-        threads_seen: s.threads_seen,
-        running_seen: s.running_seen,
-        threads_created: b.threads_created,
-        threads_exited: b.threads_exited,
-        ghost_threads: b.ghost_threads,
-        ghost_cpu_ms: b.ghost_cpu_ms,
-        cpu_pct_scan: s.cpu_pct_scan,
-        cpu_pct_true: b.cpu_pct_true,
-        runq_wait_ms: b.runq_wait_ms,
-        rss_kb: s.rss_kb,
-        scan_miss: b.scan_miss,
-        runnable_avg: b.runnable_avg,
-        // Filled in later by contention_frame and irq.
-        tlb_shootdowns_caused: None,
-        ipis_caused: None,
-        tlb_ipis_caused: None,
-        futex_calls: None,
-        futex_wait_ms: None,
-    }
-}
-
-#[inline(always)]
-fn bpf_cols(
-    pt: &ProcTotals,
-    ct: &ProcTotals,
-    interval_ns: u64,
-    has_prev: bool,
-    cpu_pct_scan: f64,
-) -> BpfCols {
-    let d = |a: u64, b: u64| if has_prev { delta(a, b) } else { 0 };
-    let ghost_ns = d(pt.ghost_oncpu_ns, ct.ghost_oncpu_ns);
-    let true_pct = pct_of(d(pt.oncpu_ns, ct.oncpu_ns), interval_ns);
-    // Running or waiting to run, averaged over the interval: how many of its threads
-    // were runnable at a time.
-    // Run-queue wait includes the wait in progress at the sample (see SchedCollector::read);
-    // if that guess is later withdrawn the sum shrinks a little: count that as no wait,
-    // not as a counter reset.
-    let wait = |a: u64, b: u64| if has_prev { b.saturating_sub(a) } else { 0 };
-    let runnable_ns = d(pt.oncpu_ns, ct.oncpu_ns) + wait(pt.runq_wait_ns, ct.runq_wait_ns);
-    BpfCols {
-        threads_created: Some(d(pt.created, ct.created)),
-        threads_exited: Some(d(pt.exited, ct.exited)),
-        ghost_threads: Some(d(pt.ghosts, ct.ghosts)),
-        ghost_cpu_ms: Some(ghost_ns as f64 / 1e6),
-        cpu_pct_true: Some(true_pct),
-        runnable_avg: Some(runnable_ns as f64 / interval_ns as f64),
-        runq_wait_ms: Some(wait(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6),
-        scan_miss: (true_pct - cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,7 +261,7 @@ mod tests {
         let t = f.procs.iter().find(|p| p.pid == 4242).unwrap();
         assert_eq!(t.ghost_threads, Some(3050));
         assert_eq!(t.threads_created, Some(3120));
-        assert!(close(t.ghost_cpu_ms.unwrap(), 1650.0));
+        assert!(close(t.ghost_cpu_ms.get().unwrap(), 1650.0));
         // The CPU the scan misses: true - scan plus the ghosts' share.
         assert!(close(t.scan_miss, (310.0 - 140.0) + 165.0));
         let g = &f.ghost_groups[0];

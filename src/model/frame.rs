@@ -6,6 +6,8 @@
 
 use serde::Serialize;
 
+use super::opt::Opt;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Frame {
     /// Wall clock at the end of the interval, seconds since the Unix epoch.
@@ -104,7 +106,7 @@ pub struct ProcFrame {
     pub pid: u32,
     /// Shared with the Sample's ProcScan (no copy per frame); serialised as a string.
     pub comm: super::name::Name,
-    pub cmdline: super::name::Name,
+    pub cmdline: super::name::Name<31>,
     /// Scan state of the process ('R', 'S', 'D', ...); 'X' when it was gone at the scan.
     pub state: char,
     /// The process existed during the interval but was gone when /proc was scanned.
@@ -119,7 +121,7 @@ pub struct ProcFrame {
     /// Threads born and dead between two /proc scans: no scan ever saw them.
     pub ghost_threads: Option<u64>,
     /// CPU time (ms) those ghost threads used, which a thread scan attributes to nobody.
-    pub ghost_cpu_ms: Option<f64>,
+    pub ghost_cpu_ms: Opt<f64>,
     /// CPU% from utime+stime deltas in /proc/PID/stat (top's view; 100 = one CPU).
     pub cpu_pct_scan: f64,
     /// CPU% from on-CPU time measured at context switches, exited threads included.
@@ -130,16 +132,16 @@ pub struct ProcFrame {
     /// How much the scan misses: max(0, cpu_pct_true - cpu_pct_scan) plus ghost CPU%.
     pub scan_miss: f64,
     /// Its threads that were runnable (on a CPU or waiting for one), time-weighted.
-    pub runnable_avg: Option<f64>,
+    pub runnable_avg: Opt<f64>,
     /// Remote TLB flushes this process requested (each one runs flush_tlb_func on
     /// another CPU), and IPIs it sent: all, and those for TLB flushes.
-    pub tlb_shootdowns_caused: Option<u64>,
-    pub ipis_caused: Option<u64>,
-    pub tlb_ipis_caused: Option<u64>,
+    pub tlb_shootdowns_caused: Opt<u64>,
+    pub ipis_caused: Opt<u64>,
+    pub tlb_ipis_caused: Opt<u64>,
     /// Futex calls during the interval (eBPF; null when the futex probes are off).
-    pub futex_calls: Option<u64>,
+    pub futex_calls: Opt<u64>,
     /// Time its threads spent blocked in futex wait calls, ms.
-    pub futex_wait_ms: Option<f64>,
+    pub futex_wait_ms: Opt<f64>,
 }
 
 impl ProcFrame {
@@ -148,7 +150,7 @@ impl ProcFrame {
     /// strings and drop them again: four atomic operations per row on the one shared
     /// empty `Arc<str>`, a sixth of a derive at 10,000 processes.
     #[inline]
-    pub fn named(pid: u32, comm: super::name::Name, cmdline: super::name::Name) -> Self {
+    pub fn named(pid: u32, comm: super::name::Name, cmdline: super::name::Name<31>) -> Self {
         ProcFrame {
             pid,
             comm,
@@ -160,18 +162,18 @@ impl ProcFrame {
             threads_created: None,
             threads_exited: None,
             ghost_threads: None,
-            ghost_cpu_ms: None,
+            ghost_cpu_ms: Opt::NONE,
             cpu_pct_scan: 0.0,
             cpu_pct_true: None,
             runq_wait_ms: None,
             rss_kb: 0,
             scan_miss: 0.0,
-            runnable_avg: None,
-            tlb_shootdowns_caused: None,
-            ipis_caused: None,
-            tlb_ipis_caused: None,
-            futex_calls: None,
-            futex_wait_ms: None,
+            runnable_avg: Opt::NONE,
+            tlb_shootdowns_caused: Opt::NONE,
+            ipis_caused: Opt::NONE,
+            tlb_ipis_caused: Opt::NONE,
+            futex_calls: Opt::NONE,
+            futex_wait_ms: Opt::NONE,
         }
     }
 }
@@ -183,8 +185,8 @@ pub struct ThreadFrame {
     pub comm: super::name::Name,
     pub state: char,
     pub cpu_pct_scan: f64,
-    pub cpu_pct_true: Option<f64>,
-    pub runq_wait_ms: Option<f64>,
+    pub cpu_pct_true: Opt<f64>,
+    pub runq_wait_ms: Opt<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -203,7 +205,7 @@ mod tests {
 
     #[test]
     fn a_named_row_is_a_default_row_with_its_names() {
-        let (comm, cmd): (super::super::name::Name, super::super::name::Name) =
+        let (comm, cmd): (super::super::name::Name, super::super::name::Name<31>) =
             ("postgres".into(), "postgres -D /db".into());
         let want = ProcFrame {
             pid: 7,
@@ -212,6 +214,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(ProcFrame::named(7, comm, cmd), want);
+    }
+
+    /// Rows are written 10,000 at a time: keep them small (see `opt` and `name`).
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn rows_stay_small() {
+        assert_eq!(std::mem::size_of::<ProcFrame>(), 232);
+        assert_eq!(std::mem::size_of::<ThreadFrame>(), 56);
     }
 
     /// `--json` rows with shared strings read exactly as with Strings: the name and

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::derive::delta;
 use super::frame::Frame;
+use super::opt::Opt;
 use super::sample::Sample;
 
 /// Order of `IrqCpu::recv` (enum ttop_ipi_recv in bpf/ttop.h).
@@ -326,9 +327,9 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     let per_proc = proc_ipis(prev, cur);
     for row in &mut frame.procs {
         let pi = per_proc.get(&row.pid).copied().unwrap_or_default();
-        row.ipis_caused = Some(pi.ipis);
-        row.tlb_ipis_caused = Some(pi.tlb_ipis);
-        row.tlb_shootdowns_caused = Some(pi.tlb_shootdowns);
+        row.ipis_caused = Opt::some(pi.ipis);
+        row.tlb_ipis_caused = Opt::some(pi.tlb_ipis);
+        row.tlb_shootdowns_caused = Opt::some(pi.tlb_shootdowns);
     }
 }
 
@@ -519,8 +520,8 @@ ERR:          0\n";
         assert_eq!(f.ipi_senders[0].pid, 42);
         assert_eq!(f.ipi_senders[0].kind, "tlb");
         assert_eq!(f.ipi_senders[1].func, "reschedule");
-        assert_eq!(f.procs[0].tlb_shootdowns_caused, Some(30));
-        assert_eq!(f.procs[0].ipis_caused, Some(30));
+        assert_eq!(f.procs[0].tlb_shootdowns_caused.get(), Some(30));
+        assert_eq!(f.procs[0].ipis_caused.get(), Some(30));
     }
 
     /// A sender is named by the scan; one gone from /proc by the eBPF side's last name for

@@ -150,6 +150,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         .iter()
         .filter_map(|p| {
             p.futex_calls
+                .get()
                 .filter(|n| *n > 0)
                 .map(|n| (n, format!("{}({})", fmt::inert(&p.comm), p.pid)))
         })

@@ -97,6 +97,7 @@ const COLS: &[Col] = &[
         sort: None,
         value: |p, s| {
             p.ghost_cpu_ms
+                .get()
                 .map_or("-".into(), |v| fmt::pct(v / 10.0 / s))
         },
     },
