@@ -108,6 +108,10 @@ fn position<T>(e: &[T], k: impl Fn(&T) -> u32, cursor: usize, key: u32) -> usize
             return i;
         }
         end + e[end..].partition_point(|x| k(x) < key)
+    } else if c == 0 || k(&e[c - 1]) < key {
+        // Between the row before the cursor and the cursor's: a key with no rows (a
+        // process eBPF never saw), found without a search through the rows behind.
+        c
     } else {
         e[..c].partition_point(|x| k(x) < key)
     }
@@ -167,7 +171,7 @@ impl<'a, T, K: Fn(&T) -> u32> Rows<'a, T, K> {
 
 /// Calls `f` on each row of the run with this key in rows sorted (not necessarily
 /// strictly) by key, searched onward from `cursor`, which is left at the run's end.
-#[inline]
+#[inline(always)]
 pub fn for_run<T>(
     rows: &[T],
     k: impl Fn(&T) -> u32,
@@ -180,7 +184,9 @@ pub fn for_run<T>(
         Some(r) if k(r) == key => c,
         _ => position(rows, &k, c, key),
     };
-    while let Some(r) = rows.get(i).filter(|r| k(r) == key) {
+    while let Some(r) = rows.get(i)
+        && k(r) == key
+    {
         f(r);
         i += 1;
     }

@@ -122,12 +122,10 @@ impl<const N: usize> From<&Arc<str>> for Name<N> {
         const { assert!(N < SHARED as usize) };
         let b = s.as_bytes();
         if b.len() <= N {
-            let mut buf = [0u8; N];
-            buf[..b.len()].copy_from_slice(b);
             Name(Repr {
                 inline: Inline {
                     len: b.len() as u8,
-                    buf,
+                    buf: copy_short(b),
                 },
             })
         } else {
@@ -145,6 +143,30 @@ impl<const N: usize> From<&Arc<str>> for Name<N> {
             })
         }
     }
+}
+
+/// `b` (at most N bytes) at the start of N zero bytes. Two overlapping fixed-size copies
+/// instead of a call to memcpy for a variable length: a row copies three names, and
+/// the calls were 3% of a derive at 10,000 processes.
+#[inline(always)]
+fn copy_short<const N: usize>(b: &[u8]) -> [u8; N] {
+    let mut buf = [0u8; N];
+    let n = b.len();
+    if N >= 16 && n >= 16 {
+        buf[..16].copy_from_slice(&b[..16]);
+        buf[n - 16..n].copy_from_slice(&b[n - 16..]);
+    } else if n >= 8 {
+        buf[..8].copy_from_slice(&b[..8]);
+        buf[n - 8..n].copy_from_slice(&b[n - 8..]);
+    } else if n >= 4 {
+        buf[..4].copy_from_slice(&b[..4]);
+        buf[n - 4..n].copy_from_slice(&b[n - 4..]);
+    } else {
+        for (d, s) in buf.iter_mut().zip(b) {
+            *d = *s;
+        }
+    }
+    buf
 }
 
 impl<const N: usize> From<Arc<str>> for Name<N> {
@@ -277,5 +299,11 @@ mod tests {
         assert_eq!(Arc::strong_count(&cmd), 1);
         assert_eq!((&*c, &*l), (&*cmd, &*long));
         assert_eq!(c.clone(), c);
+        // Every length up to the inline limit copies whole.
+        for n in 0..=31 {
+            let s: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            assert_eq!(&*Name::<31>::from(s.as_str()), s);
+            assert_eq!(&*<Name>::from(s.as_str()), s);
+        }
     }
 }

@@ -59,6 +59,7 @@ impl<'a> Totals<'a> {
         }
     }
 
+    #[inline]
     pub fn get(&self, tgid: u32) -> ProcTotals {
         if let Some(t) = &self.table {
             return t.get(tgid).copied().unwrap_or_default();
