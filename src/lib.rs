@@ -10,5 +10,6 @@ pub mod cli;
 pub mod collect;
 pub mod model;
 pub mod record;
+pub mod stop;
 pub mod ui;
 pub mod util;

@@ -1,7 +1,5 @@
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 
 use clap::Parser;
@@ -68,8 +66,7 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     for p in &collector.mode().problems {
         eprintln!("ttop: {p}");
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    ttop::util::stop_on_signals(&stop)?;
+    let stop = ttop::stop::Stop::on_signals()?;
     // --record: the same Samples also go to a file, so `ttop replay FILE --json`
     // prints exactly these frames.
     let mut recording = match &cli.record {
@@ -105,11 +102,11 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             }
         }
         prev = Some(s);
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_set() {
             break;
         }
     }
-    stop.store(true, Ordering::Relaxed);
+    stop.set();
     drop(rx);
     let _ = handle.join();
     recording.map_or(Ok(()), Writer::finish)

@@ -19,21 +19,6 @@ pub fn wall_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// Set `flag` on SIGINT, SIGTERM and SIGHUP (an SSH drop sends SIGHUP), so a loop can
-/// finish cleanly (restore the terminal, close a recording) instead of dying mid-write.
-pub fn stop_on_signals(
-    flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::io::Result<()> {
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, flag.clone())?;
-    }
-    Ok(())
-}
-
 /// Keep freed heap memory for the next tick instead of handing it back to the kernel.
 ///
 /// Every tick builds a Sample and a Frame of the same size as the last one and frees the

@@ -217,6 +217,55 @@ fn sighup_from_a_dropped_session_ends_ttop() {
     t.wait_for("TTOP-EXITED 0");
 }
 
+/// Voluntary context switches of all of `pid`'s threads: how often it went to sleep.
+fn sleeps(pid: u32) -> u64 {
+    let mut n = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        n += status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .map_or(0, |v| v.trim().parse::<u64>().unwrap());
+    }
+    n
+}
+
+/// An idle dashboard at `-d 1` sleeps until the next Sample (the collector thread) and
+/// until that Sample or a key (the UI thread): about two wake-ups a second in all. It
+/// used to wake each thread four times a second to look at the stop flag (eight in
+/// all), which is CPU a monitor should not burn on an idle machine.
+#[test]
+fn an_idle_dashboard_wakes_once_per_interval_per_thread() {
+    let _g = kernel_lock();
+    let Some(t) = Tmux::start(&ttop_cmd(), 100, 30) else {
+        return;
+    };
+    t.wait_for("Processes");
+    let pid = ttop_pid(&t);
+    std::thread::sleep(Duration::from_secs(1));
+    let (n0, t0) = (sleeps(pid), Instant::now());
+    std::thread::sleep(Duration::from_secs(6));
+    let (n, secs) = (sleeps(pid) - n0, t0.elapsed().as_secs_f64());
+    eprintln!("{n} sleeps in {secs:.1} s");
+    // Two a second, plus slack for a page fault or a lock wait; eight a second before.
+    assert!(
+        (n as f64) <= 3.0 * secs + 2.0,
+        "{n} voluntary context switches in {secs:.1} s"
+    );
+    // Still stops at once on a signal, though nothing polls the flag any more.
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(
+        exited_within(pid, Duration::from_secs(5)),
+        "ttop ignored SIGTERM"
+    );
+}
+
 /// Wait until `pid` has exited (gone, or a zombie nobody reaped yet).
 fn exited_within(pid: u32, limit: Duration) -> bool {
     let t0 = Instant::now();

@@ -2,9 +2,7 @@
 //! player (the same `derive` as live); replay keys go to the player, every other key
 //! to the App exactly as live, so every view, sort and filter works the same.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::anyhow;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
@@ -129,15 +127,14 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     s.player.note = s.player.note.take().or(first_note);
     s.refresh_bar();
 
-    let stop = Arc::new(AtomicBool::new(false));
-    crate::util::stop_on_signals(&stop)?;
-    let mut input = TermInput::new()?;
+    let stop = crate::stop::Stop::on_signals()?;
+    let mut input = TermInput::new(&stop)?;
     super::term_input::exit_if_stuck_after_signal(super::run::EXIT_GRACE)?;
     let (mut term, restore) = super::screen::open()?;
     let mut due: Option<Instant> = None;
     let mut dirty = true;
     loop {
-        if stop.load(Ordering::Relaxed) || s.app.quit {
+        if stop.is_set() || s.app.quit {
             return Ok(());
         }
         match (s.player.frame_time(), due) {
@@ -159,10 +156,9 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
             }
             dirty = false;
         }
-        let wait = due.map_or(Duration::from_millis(250), |t| {
-            t.saturating_duration_since(Instant::now())
-        });
-        let events = match input.wait(wait.min(Duration::from_millis(250)))? {
+        // Until the next frame is due when playing; until a key or a stop when paused.
+        let wait = due.map(|t| t.saturating_duration_since(Instant::now()));
+        let events = match input.wait(wait)? {
             Input::Events(ev) => ev,
             Input::Gone => break,
         };

@@ -2,8 +2,6 @@
 //! bounded channel, keys arrive from the terminal, and the screen is redrawn when either
 //! changed something. The terminal is restored on q, Ctrl-C, SIGTERM, SIGHUP and panic.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{TryRecvError, sync_channel};
 use std::time::Duration;
 
@@ -16,20 +14,17 @@ use crate::cli::Cli;
 use crate::collect::{Collector, Config, collector};
 use crate::model::{Sample, derive};
 use crate::record::live::LiveRecorder;
-
-/// Longest wait for input: how often a signal's stop flag is looked at.
-const WAIT: Duration = Duration::from_millis(250);
+use crate::stop::Stop;
 /// How long a normal shutdown may take after a signal before the process just exits.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let sys = collector::system_info();
     let collector = Collector::new(cfg);
-    let stop = Arc::new(AtomicBool::new(false));
-    crate::util::stop_on_signals(&stop)?;
+    let stop = Stop::on_signals()?;
     let (tx, rx) = sync_channel::<Sample>(2);
     let (req_tx, req_rx) = std::sync::mpsc::channel();
-    let mut input = TermInput::new()?;
+    let mut input = TermInput::new(&stop)?;
     let waker = input.waker()?;
     super::term_input::exit_if_stuck_after_signal(EXIT_GRACE)?;
     let handle = collector::spawn_with_requests(
@@ -53,7 +48,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
         let mut prev: Option<Sample> = None;
         let mut dirty = true;
         let result = loop {
-            if stop.load(Ordering::Relaxed) || app.quit {
+            if stop.is_set() || app.quit {
                 break Ok(());
             }
             loop {
@@ -67,7 +62,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                     }
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => {
-                        stop.store(true, Ordering::Relaxed);
+                        stop.set();
                         break;
                     }
                 }
@@ -80,7 +75,8 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                 }
                 dirty = false;
             }
-            let events = match input.wait(WAIT) {
+            // Until a key, a Sample, a resize or a stop: one wake-up per interval when idle.
+            let events = match input.wait(None) {
                 Ok(Input::Events(ev)) => ev,
                 // The terminal is gone (SSH dropped): nothing to restore, nobody to tell.
                 Ok(Input::Gone) => {
@@ -119,7 +115,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
         }
         result
     };
-    stop.store(true, Ordering::Relaxed);
+    stop.set();
     drop(rx);
     // The collector waits on this channel between ticks: closing it ends that wait.
     drop(req_tx);

@@ -8,8 +8,8 @@
 //! then burn a CPU and ignore SIGTERM. So ttop waits itself, with poll(2) on the tty and
 //! on a wake-up socket, and only calls crossterm when the tty has input and has not hung
 //! up. The same wait replaces a fixed 50 ms poll: the dashboard sleeps until something
-//! happens (the collector wakes it when a Sample is ready) instead of waking 20 times a
-//! second.
+//! happens (the collector wakes it when a Sample is ready, a signal through the
+//! [`Stop`]) instead of waking 20 times a second.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -17,6 +17,8 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use crossterm::event::{self, Event};
+
+use crate::stop::Stop;
 
 /// What one wait brought.
 pub enum Input {
@@ -43,10 +45,12 @@ pub struct TermInput {
     wake_r: UnixStream,
     wake_w: UnixStream,
     sigwinch: Option<signal_hook::SigId>,
+    /// Readable once a stop was requested (a signal): the wait ends for it.
+    stop: Stop,
 }
 
 impl TermInput {
-    pub fn new() -> io::Result<Self> {
+    pub fn new(stop: &Stop) -> io::Result<Self> {
         let (wake_r, wake_w) = UnixStream::pair()?;
         wake_r.set_nonblocking(true)?;
         wake_w.set_nonblocking(true)?;
@@ -74,6 +78,7 @@ impl TermInput {
             wake_r,
             wake_w,
             sigwinch,
+            stop: stop.clone(),
         })
     }
 
@@ -81,8 +86,9 @@ impl TermInput {
         Ok(Waker(self.wake_w.try_clone()?))
     }
 
-    /// Wait up to `timeout` for input, a wake-up or a hang-up.
-    pub fn wait(&mut self, timeout: Duration) -> io::Result<Input> {
+    /// Wait up to `timeout` (None: as long as it takes) for input, a wake-up, a stop or a
+    /// hang-up.
+    pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<Input> {
         let mut fds = [
             libc::pollfd {
                 fd: self.wake_r.as_raw_fd(),
@@ -94,9 +100,14 @@ impl TermInput {
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                fd: self.stop.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: fds is a valid array of two pollfd (a negative fd is ignored by poll).
+        let ms = timeout.map_or(-1, crate::stop::poll_ms);
+        // SAFETY: fds is a valid array of three pollfd (a negative fd is ignored by poll).
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
         if n < 0 {
             let e = io::Error::last_os_error();

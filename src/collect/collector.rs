@@ -2,8 +2,6 @@
 //! tick into a Sample, and the thread that runs it and hands Samples to the UI over a
 //! bounded channel.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,6 +13,7 @@ use super::irq::IrqCollector;
 use super::proc_scan::{self, ProcScanner};
 use super::sched::SchedCollector;
 use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
+use crate::stop::Stop;
 use crate::util::{mono_ns, wall_ns};
 
 #[derive(Debug, Clone, Default)]
@@ -247,6 +246,23 @@ pub fn raise_priority() -> Result<(), String> {
     }
 }
 
+/// Calls the UI's wake-up after each Sample, and once more when the thread ends.
+struct WakeOnExit(Option<Box<dyn Fn() + Send>>);
+
+impl WakeOnExit {
+    fn wake(&self) {
+        if let Some(n) = &self.0 {
+            n();
+        }
+    }
+}
+
+impl Drop for WakeOnExit {
+    fn drop(&mut self) {
+        self.wake();
+    }
+}
+
 /// What the UI thread may ask of the collector thread (the UI never touches the kernel).
 #[derive(Debug, Clone)]
 pub enum Request {
@@ -261,61 +277,62 @@ pub fn spawn(
     interval: Duration,
     rt: bool,
     tx: SyncSender<Sample>,
-    stop: Arc<AtomicBool>,
+    stop: Stop,
 ) -> JoinHandle<()> {
     spawn_with_requests(collector, interval, rt, tx, stop, None, None)
 }
 
-/// Longest sleep between two looks at the stop flag (set by signal handlers, which
-/// cannot wake a thread): how long a stop can wait, at four wake-ups a second.
-const STOP_CHECK: Duration = Duration::from_millis(250);
-
 /// `spawn`, also taking Requests from the UI between ticks (applied as they arrive;
 /// the UI dropping its sender ends the thread at once), and calling `notify` after each
-/// Sample is sent so that the UI can sleep until then.
+/// Sample is sent so that the UI can sleep until then. Between ticks the thread sleeps
+/// until the next one is due: a stop wakes it (without requests, through `stop`; with
+/// them, the UI drops its sender when it stops), so it wakes once per interval.
 pub fn spawn_with_requests(
     mut collector: Collector,
     interval: Duration,
     rt: bool,
     tx: SyncSender<Sample>,
-    stop: Arc<AtomicBool>,
+    stop: Stop,
     requests: Option<Receiver<Request>>,
     notify: Option<Box<dyn Fn() + Send>>,
 ) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("ttop-collect".into())
         .spawn(move || {
+            // Also on the way out, a panic included: a UI sleeping until the next Sample
+            // must learn that none will come.
+            let notify = WakeOnExit(notify);
             if rt {
                 let _ = raise_priority();
             }
             let mut next = Instant::now();
-            'ticks: while !stop.load(Ordering::Relaxed) {
+            'ticks: while !stop.is_set() {
                 let s = collector.sample();
                 if tx.send(s).is_err() {
                     break;
                 }
-                if let Some(n) = &notify {
-                    n();
-                }
+                notify.wake();
                 next += interval;
                 let now = Instant::now();
                 if next < now {
                     // We fell behind (a starved machine): start afresh rather than burst.
                     next = now + interval;
                 }
-                while !stop.load(Ordering::Relaxed) {
+                while !stop.is_set() {
                     let now = Instant::now();
                     if now >= next {
                         break;
                     }
-                    let slice = (next - now).min(STOP_CHECK);
+                    let left = next - now;
                     match &requests {
-                        Some(rx) => match rx.recv_timeout(slice) {
+                        Some(rx) => match rx.recv_timeout(left) {
                             Ok(Request::SetFilter(f)) => collector.set_filter(f),
                             Err(RecvTimeoutError::Timeout) => {}
                             Err(RecvTimeoutError::Disconnected) => break 'ticks,
                         },
-                        None => std::thread::sleep(slice),
+                        None => {
+                            stop.wait(left);
+                        }
                     }
                 }
             }

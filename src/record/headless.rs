@@ -3,8 +3,6 @@
 //! cleanly. A one-line status goes to stderr every few seconds when it is a terminal.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant};
 
@@ -30,8 +28,7 @@ pub fn record(cli: &Cli, cfg: &Config, args: &RecordArgs) -> Result<()> {
     for p in &c.mode().problems {
         eprintln!("ttop: {p}");
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    crate::util::stop_on_signals(&stop)?;
+    let stop = crate::stop::Stop::on_signals()?;
     let (tx, rx) = sync_channel::<Sample>(4);
     let handle = collector::spawn(c, cli.delay, cli.rt, tx, stop.clone());
     // SAFETY: isatty only inspects the descriptor.
@@ -53,11 +50,11 @@ pub fn record(cli: &Cli, cfg: &Config, args: &RecordArgs) -> Result<()> {
             last_status = Instant::now();
             status_line(&writer, t0.elapsed(), drops(base, &s));
         }
-        if done || stop.load(Ordering::Relaxed) {
+        if done || stop.is_set() {
             break;
         }
     }
-    stop.store(true, Ordering::Relaxed);
+    stop.set();
     drop(rx);
     let _ = handle.join();
     if tty {
