@@ -15,6 +15,7 @@ use super::dirty::{Dirty, DirtyTids};
 use super::proc_files::{KeptFiles, open_at, read_at};
 /// The system-wide files, where callers have always found them.
 pub use super::proc_system::{SystemFiles, parse_stat, procs_running, read_system};
+use crate::model::name::Name;
 use crate::model::sample::{ProcScan, TaskScan};
 
 #[derive(Default)]
@@ -60,7 +61,7 @@ fn settled(state: char) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 struct StatFields {
     pid: u32,
-    comm: Arc<str>,
+    comm: Name,
     state: char,
     ppid: u32,
     utime: u64,
@@ -70,7 +71,7 @@ struct StatFields {
     rss: u64,
 }
 
-/// Parse one stat line by hand: no allocation but the comm. Same results as the procfs
+/// Parse one stat line by hand, without allocating (the comm is kept inline). Same results as the procfs
 /// crate's parser (which the scan used before): the comm is the bytes between the first
 /// '(' and the last ')', lossily decoded; None where that parser failed.
 fn parse_pid_stat(buf: &[u8]) -> Option<StatFields> {
@@ -102,7 +103,7 @@ fn parse_stat_upto(buf: &[u8], last: usize) -> Option<StatFields> {
     }
     Some(StatFields {
         pid: pid as u32,
-        comm: String::from_utf8_lossy(&buf[open + 1..close]).into(),
+        comm: (&*String::from_utf8_lossy(&buf[open + 1..close])).into(),
         state,
         ppid: f[1] as u32,
         utime: u[11],

@@ -19,7 +19,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The first byte of a shared name (an inline name's first byte is its length, < 0xff).
 const SHARED: u8 = 0xff;
@@ -176,8 +176,21 @@ impl<const N: usize> From<Arc<str>> for Name<N> {
 }
 
 impl<const N: usize> From<&str> for Name<N> {
+    #[inline]
     fn from(s: &str) -> Self {
-        Name::from(&Arc::<str>::from(s))
+        const { assert!(N < SHARED as usize) };
+        let b = s.as_bytes();
+        if b.len() <= N {
+            // Without an Arc made only to be copied from and freed.
+            Name(Repr {
+                inline: Inline {
+                    len: b.len() as u8,
+                    buf: copy_short(b),
+                },
+            })
+        } else {
+            Name::from(&Arc::<str>::from(s))
+        }
     }
 }
 
@@ -258,6 +271,14 @@ impl<const N: usize> Serialize for Name<N> {
     }
 }
 
+/// Read back as it is written: a plain string (recordings store Samples' names so).
+impl<'de, const N: usize> Deserialize<'de> for Name<N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Name::from(&*s))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +326,24 @@ mod tests {
             assert_eq!(&*Name::<31>::from(s.as_str()), s);
             assert_eq!(&*<Name>::from(s.as_str()), s);
         }
+    }
+
+    #[test]
+    fn names_read_back_as_written() {
+        // Samples in recordings hold names as plain JSON strings, escapes included.
+        for s in [
+            "",
+            "bash",
+            "kworker/0:1-events",
+            "a \"quoted\" näme",
+            "15 bytes long!!",
+        ] {
+            let json = serde_json::to_string(&<Name>::from(s)).unwrap();
+            assert_eq!(json, serde_json::to_string(s).unwrap());
+            let back: Name = serde_json::from_str(&json).unwrap();
+            assert_eq!(&*back, s);
+            assert_eq!(back.shared().is_some(), s.len() > 15, "{s:?}");
+        }
+        assert!(serde_json::from_str::<Name>("17").is_err());
     }
 }

@@ -82,7 +82,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
         let bpf = bpf_tot(p.pid).map_or_else(BpfCols::default, |(pt, ct)| {
             bpf_cols(&pt, &ct, at.ns, at.has_prev, cpu_pct_scan)
         });
-        proc_row(p.pid, (&p.comm).into(), (&p.cmdline).into(), scan, bpf)
+        proc_row(p.pid, p.comm.clone(), (&p.cmdline).into(), scan, bpf)
     }));
     // The cursor over the previous scan's tasks answered before it could know that scan
     // was out of tid order: look those up again in its table.
@@ -114,7 +114,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
             let comm = if !bp.comm.is_empty() {
                 bp.comm.as_str().into()
             } else {
-                was_scanned.map(|q| (&q.comm).into()).unwrap_or_default()
+                was_scanned.map(|q| q.comm.clone()).unwrap_or_default()
             };
             let cmdline = was_scanned.map(|q| (&q.cmdline).into()).unwrap_or_default();
             let scan = ScanCols {

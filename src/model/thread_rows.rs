@@ -57,7 +57,7 @@ pub fn thread_row(
     ThreadFrame {
         tid: t.tid,
         pid: p.pid,
-        comm: (&t.comm).into(),
+        comm: t.comm.clone(),
         state: t.state,
         cpu_pct_scan,
         cpu_pct_true,
