@@ -927,6 +927,20 @@ static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool 
 
 		if (op->contended && st && st->waiting > 0)
 			__sync_fetch_and_add(&st->waiting, -1);
+		if (op->contended) {
+			/* contention_begin recorded this wait as the thread's sleeping-lock
+			 * wait, and the rwsem fires contention_end before returning here. If
+			 * the wait is still recorded, that end was lost: the kernel-lock view
+			 * missed one wait the mmap_lock view counts. Say so, and clear it, or
+			 * the next begin on this lock within LOCK_STALE_NS would be taken
+			 * for a repeat of it and timed from this wait's start. */
+			struct ttop_thread_state *ts = my_state(false);
+
+			if (ts && ts->sleep.lock == mmap_lock_addr(mm)) {
+				cdrop(CDROP_LOCK_NEST);
+				ts->sleep.lock = 0;
+			}
+		}
 		op->contended = 0;
 
 		if (waited) {

@@ -384,8 +384,9 @@ fn mmap_lock_holder_and_victim() {
 
 /// Every contended mmap_lock acquisition is also a kernel-lock wait on the same rwsem
 /// (both come from lock:contention_begin), so the mmap_lock waits of the victim's threads
-/// must equal its kernel-lock waits on mmap_lock exactly: an operation ttop lost between
-/// start_locking and acquire_returned shows up as a difference. The victim's threads
+/// must equal its kernel-lock waits on mmap_lock, but for waits reported lost: an
+/// operation ttop lost between start_locking and acquire_returned shows up as a
+/// difference. The victim's threads
 /// come in pairs whose tids share ttop's per-thread slot (tid % 8192), so one of each
 /// pair often keeps its operation in the fallback hash, and a mover thread switches
 /// them between CPUs every 200 us, so waiters and holders are moved with an operation
@@ -459,9 +460,19 @@ fn mmap_lock_waits_match_lock_waits() {
         1,
         "the victim waited on several mmap_locks: {locks:?}"
     );
-    assert_eq!(
-        mmap_waits, lock_waits,
-        "mmap_lock waits of the victim's threads vs their kernel-lock waits on its mmap_lock"
+    // A contention_end the kernel-lock view lost is found when the mmap_lock operation
+    // completes and reported as a lock_nest drop (once in ~50 runs, 3 of 19,221 waits
+    // went missing that way before it was counted): the two views may differ by what
+    // was reported lost, and by nothing else.
+    let lost: u64 = frames
+        .iter()
+        .map(|fr| u(&fr["contention_drops"]["lock_nest"]))
+        .sum();
+    eprintln!("kernel-lock waits reported lost: {lost}");
+    assert!(
+        lock_waits <= mmap_waits && mmap_waits <= lock_waits + lost,
+        "mmap_lock waits of the victim's threads ({mmap_waits}) vs their kernel-lock waits on \
+         its mmap_lock ({lock_waits}), with {lost} reported lost"
     );
 }
 
