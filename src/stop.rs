@@ -43,8 +43,9 @@ impl Drop for Inner {
 }
 
 impl Stop {
-    /// A stop only the program sets.
-    pub fn new() -> io::Result<Self> {
+    /// A stop only the program sets (for the tests: no signal handlers in the test binary).
+    #[cfg(test)]
+    fn new() -> io::Result<Self> {
         Self::build(false)
     }
 

@@ -38,24 +38,12 @@ fn nonexistent_pid_is_a_clear_error() {
 }
 
 /// Context switches of all of `pid`'s threads (voluntary and not), as the kernel counts
-/// them in /proc/PID/task/*/status.
+/// them.
 fn ctxt_switches(pid: u32) -> u64 {
-    let mut n = 0;
-    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .flatten()
-    {
-        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        for l in status.lines() {
-            if let Some(v) = l
-                .strip_prefix("voluntary_ctxt_switches:")
-                .or_else(|| l.strip_prefix("nonvoluntary_ctxt_switches:"))
-            {
-                n += v.trim().parse::<u64>().unwrap();
-            }
-        }
-    }
-    n
+    task_status_sum(
+        pid,
+        &["voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"],
+    )
 }
 
 /// With -p, only the workload's rows appear, and the kernel counts only its switches:

@@ -219,18 +219,7 @@ fn sighup_from_a_dropped_session_ends_ttop() {
 
 /// Voluntary context switches of all of `pid`'s threads: how often it went to sleep.
 fn sleeps(pid: u32) -> u64 {
-    let mut n = 0;
-    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .flatten()
-    {
-        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        n += status
-            .lines()
-            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
-            .map_or(0, |v| v.trim().parse::<u64>().unwrap());
-    }
-    n
+    task_status_sum(pid, &["voluntary_ctxt_switches"])
 }
 
 /// An idle dashboard at `-d 1` sleeps until the next Sample (the collector thread) and

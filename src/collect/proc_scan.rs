@@ -71,8 +71,8 @@ struct StatFields {
     rss: u64,
 }
 
-/// Parse one stat line by hand, without allocating (the comm is kept inline). Same results as the procfs
-/// crate's parser (which the scan used before): the comm is the bytes between the first
+/// Parse one stat line by hand, without allocating (a comm of valid UTF-8 is at most 15
+/// bytes, which a Name holds inline). Same results as the procfs crate's parser (which the scan used before): the comm is the bytes between the first
 /// '(' and the last ')', lossily decoded; None where that parser failed.
 fn parse_pid_stat(buf: &[u8]) -> Option<StatFields> {
     parse_stat_upto(buf, 21)

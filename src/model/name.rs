@@ -116,18 +116,28 @@ impl<const N: usize> Drop for Name<N> {
     }
 }
 
-impl<const N: usize> From<&Arc<str>> for Name<N> {
+impl<const N: usize> Name<N> {
+    /// A copy of `b` held inline, or None if it is longer than N bytes.
     #[inline]
-    fn from(s: &Arc<str>) -> Self {
+    fn inline(b: &[u8]) -> Option<Self> {
         const { assert!(N < SHARED as usize) };
-        let b = s.as_bytes();
-        if b.len() <= N {
+        (b.len() <= N).then(|| {
             Name(Repr {
                 inline: Inline {
                     len: b.len() as u8,
                     buf: copy_short(b),
                 },
             })
+        })
+    }
+}
+
+impl<const N: usize> From<&Arc<str>> for Name<N> {
+    #[inline]
+    fn from(s: &Arc<str>) -> Self {
+        let b = s.as_bytes();
+        if let Some(n) = Self::inline(b) {
+            n
         } else {
             assert!(b.len() <= MAX_SHARED, "a name longer than memory");
             let len = b.len() as u64;
@@ -178,19 +188,8 @@ impl<const N: usize> From<Arc<str>> for Name<N> {
 impl<const N: usize> From<&str> for Name<N> {
     #[inline]
     fn from(s: &str) -> Self {
-        const { assert!(N < SHARED as usize) };
-        let b = s.as_bytes();
-        if b.len() <= N {
-            // Without an Arc made only to be copied from and freed.
-            Name(Repr {
-                inline: Inline {
-                    len: b.len() as u8,
-                    buf: copy_short(b),
-                },
-            })
-        } else {
-            Name::from(&Arc::<str>::from(s))
-        }
+        // Short: copied, without an Arc made only to be copied from and freed.
+        Self::inline(s.as_bytes()).unwrap_or_else(|| Name::from(&Arc::<str>::from(s)))
     }
 }
 

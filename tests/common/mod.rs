@@ -181,3 +181,24 @@ pub fn assert_within(what: &str, got: f64, want: f64, tol: f64) {
         100.0 * err / want.abs().max(1e-9)
     );
 }
+
+/// The sum over all of `pid`'s threads of the named counters in
+/// /proc/PID/task/TID/status (e.g. "voluntary_ctxt_switches"): what the kernel itself
+/// counted for that process.
+pub fn task_status_sum(pid: u32, fields: &[&str]) -> u64 {
+    let mut n = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        for l in status.lines() {
+            if let Some((k, v)) = l.split_once(':')
+                && fields.contains(&k)
+            {
+                n += v.trim().parse::<u64>().unwrap();
+            }
+        }
+    }
+    n
+}
