@@ -478,6 +478,13 @@ impl Monitor {
     }
 }
 
+/// The smallest and largest of `v`.
+fn span(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
+}
+
 /// Item 3: workload throughput without a monitor, with ttop, with top; alternating.
 pub fn slowdown(o: &Opts) -> Vec<Row> {
     say("3: workload slowdown, alternating no monitor / ttop / top");
@@ -504,8 +511,7 @@ pub fn slowdown(o: &Opts) -> Vec<Row> {
         }
         let none = median(&res["none"]);
         let spread = |v: &[f64]| {
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = span(v);
             format!("{}–{}", rate(lo), rate(hi))
         };
         let base = format!("no monitor: {} (runs {})", rate(none), spread(&res["none"]));
@@ -532,8 +538,7 @@ pub fn slowdown(o: &Opts) -> Vec<Row> {
             rows.push(row);
         }
         let us_spread = |v: &[f64]| {
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = span(v);
             format!("{lo:.2}–{hi:.2} µs")
         };
         let none_cost = median(&cost["none"]);
