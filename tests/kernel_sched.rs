@@ -277,12 +277,11 @@ fn keeps_its_head_under_hundreds_of_runnable_threads() {
     }
 }
 
-/// Steal ticks (USER_HZ) summed over all CPUs, from /proc/stat's cpu line.
+/// Steal ticks (USER_HZ) summed over all CPUs.
 fn steal_ticks() -> u64 {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap();
-    let cpu = stat.lines().next().unwrap();
-    cpu.split_whitespace()
-        .nth(8)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    ttop::collect::proc_system::read_system()
+        .cpus
+        .iter()
+        .map(|c| c.steal)
+        .sum()
 }
