@@ -31,6 +31,7 @@ fn main() {
     println!("cargo:rerun-if-changed=bpf/vmlinux.h");
     println!("cargo:rerun-if-changed=bpf/sched_dirty.h");
     println!("cargo:rerun-if-changed=bpf/sched_latency.h");
+    println!("cargo:rerun-if-changed=bpf/lock_stacks.h");
     let mut entries: Vec<_> = std::fs::read_dir("bpf")
         .expect("bpf/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))

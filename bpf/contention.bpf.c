@@ -128,6 +128,8 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } kstacks SEC(".maps");
 
+#include "lock_stacks.h"
+
 /* ---- mmap_lock ---- */
 
 #define MM_HOLDS 4
@@ -683,6 +685,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 		__u32 zero = 0;
 		struct ttop_spin_waits *sw = bpf_map_lookup_elem(&spin_waits, &zero);
 		int i, free_slot = -1;
+		long kstack;
 
 		if (!sw)
 			return 0;
@@ -696,6 +699,9 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 			cdrop(CDROP_LOCK_NEST);
 			return 0;
 		}
+		kstack = lock_stack_id(ctx, 1);
+		if (kstack < 0)
+			cdrop(CDROP_STACKS);
 		/* Constant index for the verifier. */
 		for (i = 0; i < SPIN_SLOTS; i++) {
 			if (i != free_slot)
@@ -704,9 +710,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 			sw->slot[i].start_ns = now;
 			sw->slot[i].flags = flags;
 			sw->slot[i].is_mmap = 0;
-			sw->slot[i].kstack = bpf_get_stackid(ctx, &kstacks, 0);
-			if (sw->slot[i].kstack < 0)
-				cdrop(CDROP_STACKS);
+			sw->slot[i].kstack = kstack;
 		}
 		return 0;
 	}
@@ -736,7 +740,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 		nw.lock = addr;
 		nw.start_ns = now;
 		nw.flags = flags;
-		nw.kstack = bpf_get_stackid(ctx, &kstacks, 0);
+		nw.kstack = lock_stack_id(ctx, 2);
 		if (nw.kstack < 0)
 			cdrop(CDROP_STACKS);
 		if (own && addr == mmap_lock_addr(own))

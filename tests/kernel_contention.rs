@@ -23,8 +23,13 @@ struct Stream {
 
 impl Stream {
     fn start(args: &[&str]) -> Self {
+        Self::start_env(args, &[])
+    }
+
+    fn start_env(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(ttop_bin())
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -506,25 +511,12 @@ fn kernel_lock_callers_keep_paths_apart() {
         return;
     }
     // (lock, caller) -> waits of the workload.
-    let mut rows: std::collections::BTreeMap<(String, String), u64> = Default::default();
-    for fr in &frames {
-        for r in fr["locks"].as_array().unwrap() {
-            let mine: u64 = r["waiters"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|w| u(&w["pid"]) == pid)
-                .map(|w| u(&w["contended"]))
-                .sum();
-            if mine > 0 {
-                let key = (
-                    r["lock"].as_str().unwrap_or("").to_string(),
-                    r["caller"].as_str().unwrap_or("").to_string(),
-                );
-                *rows.entry(key).or_default() += mine;
-            }
-        }
-    }
+    let rows = lock_waits_by(&frames, pid, |r| {
+        (
+            r["lock"].as_str().unwrap_or("").to_string(),
+            r["caller"].as_str().unwrap_or("").to_string(),
+        )
+    });
     eprintln!("kernel lock waits of futex_mutex {pid}: {rows:?}");
     let lock_fns = [
         "_raw_",
@@ -549,4 +541,103 @@ fn kernel_lock_callers_keep_paths_apart() {
         .map(|(_, c)| c.as_str())
         .collect();
     eprintln!("futex callers of kernel locks: {futex_callers:?}");
+}
+
+/// The workload's kernel-lock waits summed over all frames, by `key` of the lock row.
+fn lock_waits_by<K: Ord>(
+    frames: &[Value],
+    pid: u64,
+    key: impl Fn(&Value) -> K,
+) -> std::collections::BTreeMap<K, u64> {
+    let mut rows = std::collections::BTreeMap::new();
+    for fr in frames {
+        for r in fr["locks"].as_array().unwrap() {
+            let mine: u64 = r["waiters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| u(&w["pid"]) == pid)
+                .map(|w| u(&w["contended"]))
+                .sum();
+            if mine > 0 {
+                *rows.entry(key(r)).or_default() += mine;
+            }
+        }
+    }
+    rows
+}
+
+fn stacks_sum(frames: &[Value], key: &str) -> u64 {
+    frames.iter().map(|f| u(&f["kernel_stacks"][key])).sum()
+}
+
+/// The stack cache (bpf/lock_stacks.h) must name the same callers as a walk of every
+/// contention: two ttops watch the same mutex storm, one with the cache off, and their
+/// per-caller wait counts for the workload must agree. Both see every contention (each
+/// runs its own program on every lock:contention_begin), so the only differences allowed
+/// are the few waits each one's programs cause or miss themselves.
+#[test]
+fn kernel_lock_stack_cache_names_the_walked_callers() {
+    if !require_root("kernel_lock_stack_cache_names_the_walked_callers") {
+        return;
+    }
+    let _g = kernel_lock();
+    let walk = Stream::start_env(
+        &["--json", "-d", "0.5"],
+        &[("TTOP_LOCK_STACK_CACHE", "off")],
+    );
+    let cache = Stream::start(&["--json", "-d", "0.5"]);
+    let mut w = spawn_workload("futex_mutex", &["4", "3"]);
+    let (head, _r) = first_line(&mut w);
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(20)),
+        "futex_mutex hung"
+    );
+    let pid = num(&head, "pid") as u64;
+    let fw = walk.stop_after(2);
+    let fc = cache.stop_after(2);
+    if problems(&fc).iter().any(|p| p.contains("kernel lock view")) {
+        eprintln!(
+            "no lock:contention_begin on this kernel: {:?}",
+            problems(&fc)
+        );
+        return;
+    }
+    let (cached, walked, wrong) = (
+        stacks_sum(&fc, "cached"),
+        stacks_sum(&fc, "walked"),
+        stacks_sum(&fc, "wrong"),
+    );
+    eprintln!(
+        "with the cache: {cached} cached, {walked} walked, {wrong} wrong; without: {} cached, {} walked",
+        stacks_sum(&fw, "cached"),
+        stacks_sum(&fw, "walked")
+    );
+    assert_eq!(
+        stacks_sum(&fw, "cached"),
+        0,
+        "TTOP_LOCK_STACK_CACHE=off still cached"
+    );
+    assert_eq!(wrong, 0, "a cached stack was found wrong on a re-walk");
+    assert_eq!(stacks_sum(&fw, "wrong"), 0);
+    assert!(
+        cached > walked,
+        "the cache answered too little under a mutex storm: {cached} cached, {walked} walked"
+    );
+    let caller = |r: &Value| r["caller"].as_str().unwrap_or("").to_string();
+    let a = lock_waits_by(&fw, pid, caller);
+    let b = lock_waits_by(&fc, pid, caller);
+    eprintln!("walked: {a:?}\ncached: {b:?}");
+    let (ta, tb): (u64, u64) = (a.values().sum(), b.values().sum());
+    assert!(ta >= 1000, "too few kernel-lock waits to compare: {ta}");
+    for caller in a.keys().chain(b.keys()) {
+        let (x, y) = (
+            a.get(caller).copied().unwrap_or(0),
+            b.get(caller).copied().unwrap_or(0),
+        );
+        assert!(
+            x.abs_diff(y) <= 10 + x.max(y) / 50,
+            "caller {caller}: {x} waits walked, {y} with the cache (totals {ta}, {tb})"
+        );
+    }
 }

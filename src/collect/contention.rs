@@ -12,11 +12,12 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, TracepointCategory};
 
 use super::bpf_common::{c_str, explain, from_bytes};
+use super::kallsyms;
 use super::map_read;
 use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
 use super::tracefs;
 use crate::model::contention::{
-    ContentionDrops, ContentionSample, FutexSample, LockSample, MmapSample,
+    ContentionDrops, ContentionSample, FutexSample, KernelStacks, LockSample, MmapSample,
 };
 
 #[path = "contention_futex.rs"]
@@ -115,6 +116,29 @@ impl ContentionCollector {
             .open(obj)
             .map_err(|e| explain("eBPF contention probes: open", &e))?;
         let mut problems = Vec::new();
+        // Kernel text and the syscall entry, for the lock-stack fingerprints (see
+        // bpf/lock_stacks.h). Without them every contention takes a full stack walk,
+        // as TTOP_LOCK_STACK_CACHE=off asks (for comparisons).
+        let cache_off = std::env::var_os("TTOP_LOCK_STACK_CACHE").is_some_and(|v| v == "off");
+        if let (Some(ro), Some(k), false) = (
+            open.maps.rodata_data.as_deref_mut(),
+            kallsyms::get(),
+            cache_off,
+        ) {
+            if let (Some(lo), Some(hi)) = (k.addr_of("_stext"), k.addr_of("_etext")) {
+                ro.ktext_lo = lo;
+                ro.ktext_len = hi.saturating_sub(lo);
+            }
+            let entry = if cfg!(target_arch = "aarch64") {
+                "invoke_syscall"
+            } else {
+                "do_syscall_64"
+            };
+            if let Some((lo, len)) = k.span_of(entry) {
+                ro.syscall_entry_lo = lo;
+                ro.syscall_entry_len = len;
+            }
+        }
         // Futex hooks: the futex syscalls' own tracepoints if tracefs can be had, else
         // raw_syscalls, which every syscall on the machine pays for. Only the pair in
         // use is loaded.
@@ -395,6 +419,12 @@ impl ContentionCollector {
             mmap: d[4],
             stacks: d[5],
             lock_nest: d[6],
+        };
+        let k = bss.kstack_stats;
+        out.kernel_stacks = KernelStacks {
+            walked: k[0],
+            cached: k[1],
+            wrong: k[2],
         };
         let data = self.data();
         // SAFETY: as in load(); starts a new interval for the max trackers.

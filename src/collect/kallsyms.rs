@@ -81,6 +81,14 @@ impl Kallsyms {
         self.syms.iter().find(|s| self.name(s) == name).map(|s| s.0)
     }
 
+    /// Where the function `name` starts and how long it is (to the next symbol).
+    pub fn span_of(&self, name: &str) -> Option<(u64, u64)> {
+        let i = self.syms.iter().position(|s| self.name(s) == name)?;
+        let start = self.syms[i].0;
+        let next = self.syms[i + 1..].iter().find(|s| s.0 > start)?.0;
+        Some((start, next - start))
+    }
+
     /// The function containing `addr` (the closest symbol at or below it).
     pub fn name_of(&self, addr: u64) -> Option<&str> {
         self.lookup(addr).map(|(n, _)| n)
@@ -121,6 +129,15 @@ mod tests {
         .unwrap();
         assert_eq!(k.addr_of("flush_tlb_func"), Some(0xffffffff813424a0));
         assert_eq!(k.addr_of("some_data"), None);
+        assert_eq!(
+            k.span_of("flush_tlb_func"),
+            Some((0xffffffff813424a0, 0xffffffff81342b20 - 0xffffffff813424a0))
+        );
+        assert_eq!(
+            k.span_of("native_flush_tlb_multi"),
+            None,
+            "no symbol after it"
+        );
         assert_eq!(k.name_of(0xffffffff813424a0), Some("flush_tlb_func"));
         assert_eq!(k.name_of(0xffffffff813424a8), Some("flush_tlb_func"));
         assert_eq!(k.name_of(0x10), None);

@@ -131,6 +131,17 @@ impl ContentionDrops {
     }
 }
 
+/// How kernel-lock stacks were taken (cumulative): `walked` by the kernel's unwinder,
+/// `cached` from a per-CPU cache keyed by a fingerprint of the call path (see
+/// bpf/lock_stacks.h), and `wrong`: re-walks that found a cached stack differed (the
+/// fingerprint is then never trusted again). Zero in recordings made before it existed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelStacks {
+    pub walked: u64,
+    pub cached: u64,
+    pub wrong: u64,
+}
+
 /// Everything the contention collector read in one tick.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContentionSample {
@@ -140,6 +151,8 @@ pub struct ContentionSample {
     pub locks: Vec<LockSample>,
     pub mmap: Vec<MmapSample>,
     pub drops: ContentionDrops,
+    #[serde(default)]
+    pub kernel_stacks: KernelStacks,
     /// Which probes run (false: this kernel lacks them; Mode.problems says why).
     pub futex_ok: bool,
     pub locks_ok: bool,
@@ -371,6 +384,11 @@ pub fn fixture(secs: u64) -> ContentionSample {
             ),
         ],
         drops: ContentionDrops::default(),
+        kernel_stacks: KernelStacks {
+            walked: 400 * secs,
+            cached: 6_100 * secs,
+            wrong: 0,
+        },
         futex_ok: true,
         locks_ok: true,
         mmap_ok: true,

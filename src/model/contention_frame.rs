@@ -8,8 +8,8 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 
 use super::contention::{
-    ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample, LockSample,
-    MmapSample,
+    ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample,
+    KernelStacks, LockSample, MmapSample,
 };
 use super::derive::delta;
 use super::frame::ProcFrame;
@@ -130,6 +130,8 @@ pub struct ContentionFrame {
     pub mmap_lock: Vec<MmapLockFrame>,
     /// Contention events lost this interval, by map.
     pub contention_drops: ContentionDropsFrame,
+    /// Kernel-lock stacks taken this interval: walked, cached, wrong.
+    pub kernel_stacks: KernelStacks,
 }
 
 fn ms(ns: u64) -> f64 {
@@ -480,6 +482,16 @@ fn drops(prev: Option<&ContentionSample>, cur: &ContentionSample) -> ContentionD
     }
 }
 
+fn kernel_stacks(prev: Option<&ContentionSample>, cur: &ContentionSample) -> KernelStacks {
+    let p = prev.map(|p| p.kernel_stacks.clone()).unwrap_or_default();
+    let c = &cur.kernel_stacks;
+    KernelStacks {
+        walked: delta(p.walked, c.walked),
+        cached: delta(p.cached, c.cached),
+        wrong: delta(p.wrong, c.wrong),
+    }
+}
+
 /// The contention part of the Frame for the interval between `prev` and `cur`, and the
 /// per-process futex columns filled into `procs`. With no previous sample, all empty.
 pub fn derive_contention(
@@ -517,6 +529,7 @@ pub fn derive_contention(
         locks: lock_rows(prev, cur, &comm),
         mmap_lock: mmap_rows(prev, cur, &comm),
         contention_drops: drops(prev, cur),
+        kernel_stacks: kernel_stacks(prev, cur),
     }
 }
 

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Part of contention.bpf.c (included once, after its maps, not a shared header):
+ * the kernel stack of a lock wait, without a full unwind on every contention.
+ *
+ * bpf_get_stackid() costs 3-8 us per call on the VMs we measured (an ORC unwind from
+ * the helper's own frame, cold tables), and contention_begin often runs inside the
+ * lock's slow path with interrupts off: every walk lengthens the very wait it is
+ * measuring. So each contention first takes a fingerprint of its call path: a hash of
+ * the core-kernel text addresses found in the words above the program's frame, up to
+ * the syscall entry (above it, do_syscall_64's randomised stack offset holds stale
+ * words). Return addresses are such words, so two different paths give different
+ * fingerprints; a stale text address left in a live frame only makes one path look
+ * like several, which costs walks, never a wrong stack.
+ *
+ * A per-CPU cache maps fingerprint -> stack id. It answers only after KCACHE_TRUST
+ * walks of that fingerprint agreed, and even then 1 use in KCACHE_RECHECK is walked
+ * again: a fingerprint found naming two stacks is never trusted again and is counted
+ * (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user space
+ * never deletes from `kstacks`), so a cached id cannot go stale.
+ */
+#ifndef TTOP_LOCK_STACKS_H
+#define TTOP_LOCK_STACKS_H
+
+/* Core kernel text and do_syscall_64, from kallsyms by user space; 0 = unknown, in
+ * which case every contention is walked. */
+const volatile __u64 ktext_lo;
+const volatile __u64 ktext_len;
+const volatile __u64 syscall_entry_lo;
+const volatile __u64 syscall_entry_len;
+/* Kernel task stacks are this size (x86-64 and arm64 without KASAN; a bigger stack
+ * only means fewer cache hits): a scan never reads past the end of the stack. */
+#define KSTACK_SIZE 16384
+
+#define KSCAN_WORDS 256   /* at most 2 KB of stack above the program's frame */
+#define KSCAN_SKIP 4       /* frames that may lie below the scan's start */
+#define KSCAN_UNSEEN 0xffff
+#define KCACHE_SLOTS 4096 /* per CPU, direct-mapped by fingerprint */
+#define KCACHE_TRUST 2
+#define KCACHE_RECHECK 16 /* a power of two */
+#define KCACHE_NEVER 0xffffffffu
+
+/* Cumulative, read by user space. */
+#define KSTACK_WALKED 0
+#define KSTACK_CACHED 1
+#define KSTACK_WRONG 2
+__u64 kstack_stats[3];
+
+struct ttop_kscan {
+	__u64 sp;
+	__u64 n;    /* words read */
+	__u64 stop; /* index of the syscall-entry word the scan stopped at; n if none */
+	__u64 k;    /* ttop_kscan_covers' position in f, and the frames in f: kept */
+	__u64 nf;   /* here so that the verifier sees no loop-carried values */
+	__u64 w[KSCAN_WORDS];
+	__u64 f[TTOP_STACK_DEPTH]; /* a learning walk's frames */
+};
+
+struct ttop_kcache_ent {
+	__u64 fp;
+	__s32 id;
+	__u32 state; /* KCACHE_NEW, KCACHE_TRUSTED or KCACHE_NEVER */
+};
+#define KCACHE_NEW 0
+#define KCACHE_TRUSTED 1
+#define KCACHE_NEVER 2
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_kscan);
+} kscan SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ttop_kcache_ent);
+} kcache SEC(".maps");
+
+static __always_inline bool is_ktext(__u64 w)
+{
+	return w - ktext_lo < ktext_len;
+}
+
+static __always_inline bool is_syscall_entry(__u64 w)
+{
+	return w - syscall_entry_lo < syscall_entry_len;
+}
+
+/* The fingerprint of the current kernel call path (0 when none could be taken): each
+ * core-kernel text word above the anchor, with its position. Fills *b for
+ * ttop_kscan_covers(). sp is the address the scan starts at. */
+/* A global function: the verifier checks it once, not once per call site and path. */
+__noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
+{
+	__u64 avail, n, task_stack, h = 0xcbf29ce484222325ULL ^ salt;
+	struct ttop_kscan *b;
+	__u32 zero = 0;
+	bool deep;
+	int i;
+
+	b = bpf_map_lookup_elem(&kscan, &zero);
+	if (!b || !ktext_len)
+		return 0;
+	/* On an interrupt stack the walk goes on into whatever task was interrupted,
+	 * which the scan cannot see: walk every time. */
+	task_stack = (__u64)(unsigned long)BPF_CORE_READ(
+		(struct task_struct *)bpf_get_current_task(), stack);
+	if (sp - task_stack >= KSTACK_SIZE)
+		return 0;
+	avail = KSTACK_SIZE - (sp - task_stack);
+	deep = avail > sizeof(b->w);
+	if (deep)
+		avail = sizeof(b->w);
+	barrier_var(avail);
+	if (avail > sizeof(b->w)) /* for the verifier */
+		return 0;
+	if (bpf_probe_read_kernel(b->w, avail, (void *)sp))
+		return 0;
+	n = avail / sizeof(__u64);
+	b->n = n;
+	b->stop = n;
+	/* One branch per word, no other loop-carried state: the verifier walks all
+	 * KSCAN_WORDS iterations. */
+	for (i = 0; i < KSCAN_WORDS; i++) {
+		__u64 w;
+
+		if (i >= n)
+			break;
+		w = b->w[i];
+		if (is_ktext(w)) {
+			h = (h ^ w ^ ((__u64)i << 52)) * 0x100000001b3ULL;
+			/* A return address into the syscall entry: above it are the entry's
+			 * frame and the stale words of its random stack offset. */
+			if (is_syscall_entry(w)) {
+				b->stop = i;
+				deep = false;
+				break;
+			}
+		}
+	}
+	/* Neither the syscall entry nor the top of the stack in sight: the frames
+	 * beyond the window would go unseen. */
+	if (deep)
+		return 0;
+	return h | 1;
+}
+
+/* Whether the last scan saw this call path whole: a walk of it (nf frames in b->f) finds each
+ * frame above the anchor among the scanned text words, in order, and, when the scan
+ * stopped at a syscall-entry word, that word is one of the frames (and not a stale
+ * copy in some frame's locals). Then every return address up to the stop is hashed at
+ * its position, and since a function's frame layout at a given return address is
+ * fixed, any path with the same fingerprint has the same frames: the cache may answer
+ * for it. */
+__noinline int ttop_kscan_covers(__u64 nf)
+{
+	struct ttop_kscan *b;
+	__u32 zero = 0;
+	int i;
+
+	b = bpf_map_lookup_elem(&kscan, &zero);
+	if (!b)
+		return false;
+	/* Bounds are re-read from the map value each time round: the verifier then
+	 * carries no learnt ranges from one iteration to the next. */
+	b->nf = nf;
+	/* The frames below the anchor (this program, bpf_trace_run*) are not in the
+	 * scan: the first match may be any of the first KSCAN_SKIP frames. */
+	b->k = KSCAN_UNSEEN;
+	for (i = 0; i < KSCAN_WORDS; i++) {
+		__u64 w, k;
+
+		if (i >= *(volatile __u64 *)&b->n || i > *(volatile __u64 *)&b->stop)
+			break;
+		w = b->w[i];
+		if (!is_ktext(w))
+			continue;
+		k = *(volatile __u64 *)&b->k;
+		if (k == KSCAN_UNSEEN) {
+			for (int j = 0; j < KSCAN_SKIP; j++) {
+				if (j < *(volatile __u64 *)&b->nf && w == b->f[j]) {
+					k = j + 1;
+					break;
+				}
+			}
+			if (k != KSCAN_UNSEEN) {
+				b->k = k;
+				continue;
+			}
+		} else if (k < *(volatile __u64 *)&b->nf &&
+			   w == b->f[k & (TTOP_STACK_DEPTH - 1)]) {
+			b->k = k + 1;
+			continue;
+		}
+		if (i == *(volatile __u64 *)&b->stop)
+			return false; /* stopped at a stale syscall-entry word */
+	}
+	if (b->k == KSCAN_UNSEEN)
+		return false;
+	/* Stopped at a frame, or scanned to the top with every frame found. */
+	return b->stop < b->n || b->k >= b->nf;
+}
+
+/* The kernel stack id of the current contention (bpf_get_stackid's result). salt
+ * tells the call sites in this program apart (their frames differ in the stack). */
+static __always_inline long lock_stack_id(void *ctx, __u64 salt)
+{
+	__u32 zero = 0, slot;
+	struct ttop_kscan *b = bpf_map_lookup_elem(&kscan, &zero);
+	struct ttop_kcache_ent *e = NULL;
+	__u64 fp = 0;
+	long id, len;
+
+	if (b) {
+		/* A raw tracepoint's context is the argument array in bpf_trace_run*()'s
+		 * frame, on the kernel stack; above it are that frame and the traced call
+		 * path. (The program's own frame can be elsewhere: kernels since 6.13 give
+		 * big ones a private per-CPU stack.) Its address becomes a number by way of
+		 * a map value, which the verifier allows a privileged program (ttop runs as
+		 * root). */
+		b->sp = (__u64)(unsigned long)ctx;
+		fp = ttop_kscan_hash(*(volatile __u64 *)&b->sp, salt);
+	}
+
+	if (fp) {
+		slot = (__u32)(fp >> 20) & (KCACHE_SLOTS - 1);
+		e = bpf_map_lookup_elem(&kcache, &slot);
+	}
+	if (e && e->fp == fp && e->state == KCACHE_TRUSTED &&
+	    (bpf_get_prandom_u32() & (KCACHE_RECHECK - 1))) {
+		__sync_fetch_and_add(&kstack_stats[KSTACK_CACHED], 1);
+		return e->id;
+	}
+	id = bpf_get_stackid(ctx, &kstacks, 0);
+	__sync_fetch_and_add(&kstack_stats[KSTACK_WALKED], 1);
+	if (!e || !b || id < 0)
+		return id;
+	if (e->fp != fp) {
+		if (e->state == KCACHE_NEVER)
+			return id; /* the slot keeps its verdict; this fingerprint walks */
+		e->fp = fp;
+		e->id = id;
+		e->state = KCACHE_NEW;
+	}
+	if (e->state == KCACHE_NEVER)
+		return id;
+	if (e->id != id) {
+		e->state = KCACHE_NEVER;
+		__sync_fetch_and_add(&kstack_stats[KSTACK_WRONG], 1);
+	} else if (e->state == KCACHE_NEW) {
+		len = bpf_get_stack(ctx, b->f, sizeof(b->f), 0);
+		e->state = len > 0 && ttop_kscan_covers((__u64)len / sizeof(__u64)) ?
+				   KCACHE_TRUSTED : KCACHE_NEVER;
+	}
+	return id;
+}
+
+#endif
