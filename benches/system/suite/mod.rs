@@ -8,6 +8,7 @@
 //! Run by `cargo bench --bench system` (full) and by tests/bench_smoke.rs (`--quick`).
 
 pub mod bpfstats;
+pub mod lockcount;
 pub mod micro;
 pub mod procs;
 pub mod run;
@@ -160,6 +161,10 @@ pub const ROW_KEYS: &[&str] = &[
     "cost-churn-top",
     "cost-mutex-ttop",
     "cost-mutex-top",
+    "contend-churn-ttop",
+    "contend-churn-top",
+    "contend-mutex-ttop",
+    "contend-mutex-top",
     "derive-100",
     "derive-1000",
     "derive-10000",

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::bpfstats::{self, ProgStat};
+use super::lockcount::LockCounter;
 use super::micro::{self, SHAPES, Shape};
 use super::procs::{
     JsonTtop, Tui, Workload, cpu_secs, kv_f64, median, spawn_quiet, status_kb, terminate, top_bin,
@@ -524,16 +525,26 @@ pub fn slowdown(o: &Opts) -> Vec<Row> {
         // steals from this VM (paravirt steal accounting), which moves the rates above
         // by far more than 2% from one run to the next.
         let mut cost: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        // Kernel-lock contentions per unit of work, by the kernel's own count: whether
+        // ttop changes how often the workload contends (what its lock view reports).
+        let mut contend: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        let counter = LockCounter::open().map_err(|e| say(&format!("3: no contention count: {e}")));
         for r in 0..o.slow_rounds {
             for k in 0..conds.len() {
                 let c = conds[(r + k) % conds.len()];
                 let m = Monitor::start(c);
+                let before = counter.as_ref().map_or(0, |l| l.read());
                 let w = Workload::spawn(s.bin, &s.args);
                 let (kv, cpu) = w.finish(secs(o.slow_secs + 60.0));
+                let contentions = counter
+                    .as_ref()
+                    .map_or(f64::NAN, |l| l.read().saturating_sub(before) as f64);
                 m.stop();
                 res.entry(c).or_default().push(kv_f64(&kv, "rate"));
-                let per = cpu.unwrap_or(f64::NAN) * 1e6 / kv_f64(&kv, s.units);
+                let units = kv_f64(&kv, s.units);
+                let per = cpu.unwrap_or(f64::NAN) * 1e6 / units;
                 cost.entry(c).or_default().push(per);
+                contend.entry(c).or_default().push(contentions / units);
             }
         }
         let n = o.slow_rounds;
@@ -565,6 +576,23 @@ pub fn slowdown(o: &Opts) -> Vec<Row> {
                 )
             },
             ("≤ 1.02 (the 2% target, as CPU)", &|ratio| ratio <= 1.02),
+        ));
+        rows.extend(vs_no_monitor(
+            &contend,
+            &|v| format!("{v:.4}"),
+            &|c, label| {
+                (
+                    format!("contend-{}-{c}", s.key),
+                    format!(
+                        "{}: contended kernel locks per {} (the kernel's lock:contention_begin \
+                         count, all CPUs) with {label} running (median of {n} runs)",
+                        s.label, s.unit
+                    ),
+                )
+            },
+            ("0.9–1.1: ttop does not change what it counts", &|ratio| {
+                (0.9..=1.1).contains(&ratio)
+            }),
         ));
     }
     rows
