@@ -50,7 +50,9 @@ struct ttop_kscan {
 	__u64 n;    /* words read */
 	__u64 stop; /* index of the syscall-entry word the scan stopped at; n if none */
 	__u64 k;    /* ttop_kscan_covers' position in f, and the frames in f: kept */
-	__u64 nf;   /* here so that the verifier sees no loop-carried values */
+	__u64 nf;   /* the frames in f */
+	__u64 h;    /* the fingerprint being hashed */
+	__u64 bad;  /* covers: stopped at a stale syscall-entry word */
 	__u64 w[KSCAN_WORDS];
 	__u64 f[TTOP_STACK_DEPTH]; /* a learning walk's frames */
 };
@@ -88,18 +90,49 @@ static __always_inline bool is_syscall_entry(__u64 w)
 	return w - syscall_entry_lo < syscall_entry_len;
 }
 
+/* The loops below run through bpf_loop (5.17+): the verifier checks the body once.
+ * Written as plain bounded loops, the two scans took the verifier about 135 ms at
+ * every start of ttop (its start-up target is 300 ms). Without bpf_loop every
+ * contention is walked, as without the cache. */
+static __always_inline bool have_bpf_loop(void)
+{
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop);
+}
+
+/* One word of the fingerprint scan: 1 stops the scan. */
+static long kscan_hash_word(__u64 i, void *ctx)
+{
+	struct ttop_kscan *b = *(struct ttop_kscan **)ctx;
+	__u64 w;
+
+	if (i >= KSCAN_WORDS || i >= b->n)
+		return 1;
+	w = b->w[i];
+	if (!is_ktext(w))
+		return 0;
+	b->h = (b->h ^ w ^ (i << 52)) * 0x100000001b3ULL;
+	/* A return address into the syscall entry: above it are the entry's frame and
+	 * the stale words of its random stack offset. */
+	if (is_syscall_entry(w)) {
+		b->stop = i;
+		return 1;
+	}
+	return 0;
+}
+
 /* The fingerprint of the current kernel call path (0 when none could be taken): each
  * core-kernel text word above the anchor, with its position. Fills *b for
  * ttop_kscan_covers(). sp is the address the scan starts at. */
 /* A global function: the verifier checks it once, not once per call site and path. */
 __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 {
-	__u64 avail, n, task_stack, h = 0xcbf29ce484222325ULL ^ salt;
+	__u64 avail, n, task_stack;
 	struct ttop_kscan *b;
 	__u32 zero = 0;
 	bool deep;
-	int i;
 
+	if (!have_bpf_loop())
+		return 0;
 	b = bpf_map_lookup_elem(&kscan, &zero);
 	if (!b || !ktext_len)
 		return 0;
@@ -121,30 +154,13 @@ __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 	n = avail / sizeof(__u64);
 	b->n = n;
 	b->stop = n;
-	/* One branch per word, no other loop-carried state: the verifier walks all
-	 * KSCAN_WORDS iterations. */
-	for (i = 0; i < KSCAN_WORDS; i++) {
-		__u64 w;
-
-		if (i >= n)
-			break;
-		w = b->w[i];
-		if (is_ktext(w)) {
-			h = (h ^ w ^ ((__u64)i << 52)) * 0x100000001b3ULL;
-			/* A return address into the syscall entry: above it are the entry's
-			 * frame and the stale words of its random stack offset. */
-			if (is_syscall_entry(w)) {
-				b->stop = i;
-				deep = false;
-				break;
-			}
-		}
-	}
+	b->h = 0xcbf29ce484222325ULL ^ salt;
+	bpf_loop(KSCAN_WORDS, kscan_hash_word, &b, 0);
 	/* Neither the syscall entry nor the top of the stack in sight: the frames
 	 * beyond the window would go unseen. */
-	if (deep)
+	if (deep && b->stop >= n)
 		return 0;
-	return h | 1;
+	return b->h | 1;
 }
 
 /* Whether the last scan saw this call path whole: a walk of it (nf frames in b->f) finds each
@@ -154,50 +170,53 @@ __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
  * its position, and since a function's frame layout at a given return address is
  * fixed, any path with the same fingerprint has the same frames: the cache may answer
  * for it. */
+/* One word of the coverage check: 1 stops it. */
+static long kscan_cover_word(__u64 i, void *ctx)
+{
+	struct ttop_kscan *b = *(struct ttop_kscan **)ctx;
+	__u64 w, k;
+
+	if (i >= KSCAN_WORDS || i >= b->n || i > b->stop)
+		return 1;
+	w = b->w[i];
+	if (!is_ktext(w))
+		return 0;
+	k = b->k;
+	if (k == KSCAN_UNSEEN) {
+		for (int j = 0; j < KSCAN_SKIP; j++) {
+			if (j < b->nf && w == b->f[j]) {
+				b->k = j + 1;
+				return 0;
+			}
+		}
+	} else if (k < b->nf && w == b->f[k & (TTOP_STACK_DEPTH - 1)]) {
+		b->k = k + 1;
+		return 0;
+	}
+	if (i == b->stop) {
+		b->bad = 1; /* stopped at a stale syscall-entry word */
+		return 1;
+	}
+	return 0;
+}
+
 __noinline int ttop_kscan_covers(__u64 nf)
 {
 	struct ttop_kscan *b;
 	__u32 zero = 0;
-	int i;
 
+	if (!have_bpf_loop())
+		return false;
 	b = bpf_map_lookup_elem(&kscan, &zero);
 	if (!b)
 		return false;
-	/* Bounds are re-read from the map value each time round: the verifier then
-	 * carries no learnt ranges from one iteration to the next. */
 	b->nf = nf;
+	b->bad = 0;
 	/* The frames below the anchor (this program, bpf_trace_run*) are not in the
 	 * scan: the first match may be any of the first KSCAN_SKIP frames. */
 	b->k = KSCAN_UNSEEN;
-	for (i = 0; i < KSCAN_WORDS; i++) {
-		__u64 w, k;
-
-		if (i >= *(volatile __u64 *)&b->n || i > *(volatile __u64 *)&b->stop)
-			break;
-		w = b->w[i];
-		if (!is_ktext(w))
-			continue;
-		k = *(volatile __u64 *)&b->k;
-		if (k == KSCAN_UNSEEN) {
-			for (int j = 0; j < KSCAN_SKIP; j++) {
-				if (j < *(volatile __u64 *)&b->nf && w == b->f[j]) {
-					k = j + 1;
-					break;
-				}
-			}
-			if (k != KSCAN_UNSEEN) {
-				b->k = k;
-				continue;
-			}
-		} else if (k < *(volatile __u64 *)&b->nf &&
-			   w == b->f[k & (TTOP_STACK_DEPTH - 1)]) {
-			b->k = k + 1;
-			continue;
-		}
-		if (i == *(volatile __u64 *)&b->stop)
-			return false; /* stopped at a stale syscall-entry word */
-	}
-	if (b->k == KSCAN_UNSEEN)
+	bpf_loop(KSCAN_WORDS, kscan_cover_word, &b, 0);
+	if (b->bad || b->k == KSCAN_UNSEEN)
 		return false;
 	/* Stopped at a frame, or scanned to the top with every frame found. */
 	return b->stop < b->n || b->k >= b->nf;
