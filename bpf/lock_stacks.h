@@ -12,10 +12,10 @@
  * fingerprints; a stale text address left in a live frame only makes one path look
  * like several, which costs walks, never a wrong stack.
  *
- * A per-CPU cache maps fingerprint -> stack id. It answers only after KCACHE_TRUST
- * walks of that fingerprint agreed, and even then 1 use in KCACHE_RECHECK is walked
- * again: a fingerprint found naming two stacks is never trusted again and is counted
- * (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user space
+ * A per-CPU cache maps fingerprint -> stack id. An entry answers only after a walk of
+ * its path proved that the scan saw every frame (ttop_kscan_covers), and even then 1 use
+ * in KCACHE_RECHECK is walked again: a fingerprint found naming two stacks is never
+ * trusted again and is counted (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user space
  * never deletes from `kstacks`), so a cached id cannot go stale.
  */
 #ifndef TTOP_LOCK_STACKS_H
@@ -35,9 +35,7 @@ const volatile __u64 syscall_entry_len;
 #define KSCAN_SKIP 4       /* frames that may lie below the scan's start */
 #define KSCAN_UNSEEN 0xffff
 #define KCACHE_SLOTS 4096 /* per CPU, direct-mapped by fingerprint */
-#define KCACHE_TRUST 2
 #define KCACHE_RECHECK 16 /* a power of two */
-#define KCACHE_NEVER 0xffffffffu
 
 /* Cumulative, read by user space. */
 #define KSTACK_WALKED 0
@@ -49,7 +47,7 @@ struct ttop_kscan {
 	__u64 sp;
 	__u64 n;    /* words read */
 	__u64 stop; /* index of the syscall-entry word the scan stopped at; n if none */
-	__u64 k;    /* ttop_kscan_covers' position in f, and the frames in f: kept */
+	__u64 k;    /* ttop_kscan_covers' position in f (KSCAN_UNSEEN: none matched yet) */
 	__u64 nf;   /* the frames in f */
 	__u64 h;    /* the fingerprint being hashed */
 	__u64 bad;  /* covers: stopped at a stale syscall-entry word */
@@ -163,14 +161,7 @@ __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 	return b->h | 1;
 }
 
-/* Whether the last scan saw this call path whole: a walk of it (nf frames in b->f) finds each
- * frame above the anchor among the scanned text words, in order, and, when the scan
- * stopped at a syscall-entry word, that word is one of the frames (and not a stale
- * copy in some frame's locals). Then every return address up to the stop is hashed at
- * its position, and since a function's frame layout at a given return address is
- * fixed, any path with the same fingerprint has the same frames: the cache may answer
- * for it. */
-/* One word of the coverage check: 1 stops it. */
+/* One word of ttop_kscan_covers' check: 1 stops it. */
 static long kscan_cover_word(__u64 i, void *ctx)
 {
 	struct ttop_kscan *b = *(struct ttop_kscan **)ctx;
@@ -200,6 +191,13 @@ static long kscan_cover_word(__u64 i, void *ctx)
 	return 0;
 }
 
+/* Whether the last scan saw this call path whole: a walk of it (nf frames in b->f) finds each
+ * frame above the anchor among the scanned text words, in order, and, when the scan
+ * stopped at a syscall-entry word, that word is one of the frames (and not a stale
+ * copy in some frame's locals). Then every return address up to the stop is hashed at
+ * its position, and since a function's frame layout at a given return address is
+ * fixed, any path with the same fingerprint has the same frames: the cache may answer
+ * for it. */
 __noinline int ttop_kscan_covers(__u64 nf)
 {
 	struct ttop_kscan *b;
