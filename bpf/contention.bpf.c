@@ -355,48 +355,78 @@ static __always_inline bool is_futex_nr(long id)
 	       id == NR_FUTEX_WAKE || id == NR_FUTEX_REQUEUE;
 }
 
-/* The entry of a futex call, whichever hook saw it: a0, a1 and a3 are the syscall's
- * first, second and fourth arguments. */
-static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3)
-{
-	struct ttop_futex_call c = {};
-	struct ttop_thread_state *ts;
+/* Time for bookkeeping only: an entry's last_ns, which user space compares with windows
+ * of a second and more. This is the CLOCK_MONOTONIC time of user space's last read,
+ * which it writes here: no clocksource is read. On the VMs we measured,
+ * bpf_ktime_get_ns() was the dearest helper of the futex probes (read_tsc), and
+ * bpf_ktime_get_coarse_ns() is not allowed in tracing programs. */
+volatile __u64 clock_ns;
 
+static __always_inline __u64 coarse_ns(void)
+{
+	return clock_ns;
+}
+
+/* Whether the syscall-exit tracepoint can read the call's arguments itself
+ * (bpf_task_pt_regs, 5.15+): then only a wait needs its entry remembered. */
+static __always_inline bool args_at_exit(void)
+{
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
+}
+
+/* A futex call from its syscall number and a0, a1 and a3, its first, second and fourth
+ * arguments. kind KIND_OTHER with uaddr 0: not a futex call. */
+static __always_inline void futex_decode(long id, __u64 a0, __u64 a1, __u64 a3,
+					 struct ttop_futex_call *c)
+{
 	if (id == NR_FUTEX) {
 		__u32 op = (__u32)a1;
 
-		c.uaddr = a0;
+		c->uaddr = a0;
 		if (!(op & FUTEX_PRIVATE_FLAG))
-			c.flags |= TTOP_FUTEX_SHARED;
-		c.kind = futex_kind(op & FUTEX_CMD_MASK, &c.flags);
+			c->flags |= TTOP_FUTEX_SHARED;
+		c->kind = futex_kind(op & FUTEX_CMD_MASK, &c->flags);
 	} else if (id == NR_FUTEX_WAITV || id == NR_FUTEX_REQUEUE) {
 		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[]:
 		 * account the call to the first word of the vector. */
 		struct { __u64 val; __u64 uaddr; __u32 flags; __u32 rsvd; } w = {};
 
 		bpf_probe_read_user(&w, sizeof(w), (void *)a0);
-		c.uaddr = w.uaddr;
+		c->uaddr = w.uaddr;
 		if (!(w.flags & FUTEX_PRIVATE_FLAG))
-			c.flags |= TTOP_FUTEX_SHARED;
+			c->flags |= TTOP_FUTEX_SHARED;
 		if (id == NR_FUTEX_WAITV) {
-			c.flags |= TTOP_FUTEX_WAITV;
-			c.kind = KIND_WAIT;
+			c->flags |= TTOP_FUTEX_WAITV;
+			c->kind = KIND_WAIT;
 		} else {
-			c.flags |= TTOP_FUTEX_FUTEX2;
-			c.kind = KIND_WAKE;
+			c->flags |= TTOP_FUTEX_FUTEX2;
+			c->kind = KIND_WAKE;
 		}
 	} else if (id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE) {
 		/* futex_wait(uaddr, val, mask, flags, ...), futex_wake(uaddr, mask, nr, flags) */
 		__u32 fl = (__u32)a3;
 
-		c.uaddr = a0;
-		c.flags |= TTOP_FUTEX_FUTEX2;
+		c->uaddr = a0;
+		c->flags |= TTOP_FUTEX_FUTEX2;
 		if (!(fl & FUTEX_PRIVATE_FLAG))
-			c.flags |= TTOP_FUTEX_SHARED;
-		c.kind = id == NR_FUTEX_WAIT ? KIND_WAIT : KIND_WAKE;
-	} else {
-		return 0;
+			c->flags |= TTOP_FUTEX_SHARED;
+		c->kind = id == NR_FUTEX_WAIT ? KIND_WAIT : KIND_WAKE;
 	}
+}
+
+/* The entry of a futex call, whichever hook saw it. Only a wait is remembered when
+ * `lean` (the exit hook reads the arguments itself): a wake or any other call needs
+ * nothing from its entry. Under a mutex storm about half the calls are wakes. */
+static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bool lean)
+{
+	struct ttop_futex_call c = {};
+	struct ttop_thread_state *ts;
+
+	if (!is_futex_nr(id))
+		return 0;
+	futex_decode(id, a0, a1, a3, &c);
+	if (lean && c.kind != KIND_WAIT)
+		return 0;
 	/* Only a wait's duration is used; anything else only needs to be marked pending. */
 	c.start_ns = c.kind == KIND_WAIT ? bpf_ktime_get_ns() : 1;
 	ts = my_state(true);
@@ -406,34 +436,18 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3)
 	return 0;
 }
 
-/* The exit of a futex call: account it to its (thread, word) entry. Only this thread
- * writes that entry, so plain stores suffice; user space derives the per-word,
- * per-thread and per-process figures from these entries. */
-static __always_inline int futex_exit(void *ctx, long ret)
+/* Account one finished futex call to its (thread, word) entry. Only this thread writes
+ * that entry, so plain stores suffice; user space derives the per-word, per-thread and
+ * per-process figures from these entries. */
+static __always_inline int futex_account(void *ctx, const struct ttop_futex_call *c, long ret)
 {
-	__u64 pid_tgid, now, dur;
-	__u32 kind;
-	struct ttop_thread_state *ts = my_state(false);
-	struct ttop_futex_call *c;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ttop_futex_key key;
 	struct ttop_futex_stats *s;
 
-	if (!ts)
-		return 0;
-	c = &ts->futex;
-	/* start_ns 0: this thread's last call was already accounted. */
-	if (!c->start_ns)
-		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
-	now = bpf_ktime_get_ns();
-	kind = c->kind;
-	dur = kind == KIND_WAIT && now > c->start_ns ? now - c->start_ns : 0;
 	key.tid = (__u32)pid_tgid;
 	key.tgid = pid_tgid >> 32;
 	key.uaddr = c->uaddr;
-	/* Consumed: the slot stays with the thread for its next call. */
-	c->start_ns = 0;
-
 	s = bpf_map_lookup_elem(&futexes, &key);
 	if (!s) {
 		struct ttop_futex_stats z = { .ustack = -1 };
@@ -447,9 +461,8 @@ static __always_inline int futex_exit(void *ctx, long ret)
 		}
 	}
 	s->calls++;
-	s->last_ns = now;
 	s->flags |= c->flags;
-	if (kind == KIND_WAIT) {
+	if (c->kind == KIND_WAIT) {
 		s->waits++;
 		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept
 		 * until the timeout or a signal. EAGAIN: the word had already changed, it
@@ -458,6 +471,10 @@ static __always_inline int futex_exit(void *ctx, long ret)
 			s->eagain++;
 		} else if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
 			   (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)) {
+			__u64 now = bpf_ktime_get_ns();
+			__u64 dur = now > c->start_ns ? now - c->start_ns : 0;
+
+			s->last_ns = now;
 			s->contended++;
 			s->wait_ns += dur;
 			max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
@@ -471,13 +488,32 @@ static __always_inline int futex_exit(void *ctx, long ret)
 				else if (s->ustack < 0)
 					cdrop(CDROP_STACKS);
 			}
+			return 0;
 		}
-	} else if (kind == KIND_WAKE) {
+	} else if (c->kind == KIND_WAKE) {
 		s->wakes++;
 		if (ret > 0)
 			s->woken += ret;
 	}
+	s->last_ns = coarse_ns();
 	return 0;
+}
+
+/* The exit of a futex call whose entry was remembered in the thread's state. */
+static __always_inline int futex_exit(void *ctx, long ret)
+{
+	struct ttop_thread_state *ts = my_state(false);
+	struct ttop_futex_call c;
+
+	if (!ts)
+		return 0;
+	c = ts->futex;
+	/* start_ns 0: this thread's last call was already accounted. */
+	if (!c.start_ns)
+		return 0;
+	/* Consumed: the slot stays with the thread for its next call. */
+	ts->futex.start_ns = 0;
+	return futex_account(ctx, &c, ret);
 }
 
 /* Preferred hooks: the futex syscalls' own tracepoints (syscalls:sys_enter_futex, ...,
@@ -490,13 +526,28 @@ int ttop_futex_enter(struct syscall_trace_enter *ctx)
 	long id = ctx->nr;
 	__u64 a3 = id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? ctx->args[3] : 0;
 
-	return futex_enter(id, ctx->args[0], ctx->args[1], a3);
+	return futex_enter(id, ctx->args[0], ctx->args[1], a3, args_at_exit());
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
 int ttop_futex_exit(struct syscall_trace_exit *ctx)
 {
-	return futex_exit(ctx, ctx->ret);
+	struct ttop_futex_call c = {};
+	struct pt_regs *regs;
+	long id = ctx->nr;
+
+	/* A wait (and a futex_waitv, which is one) takes its start from its entry. */
+	if (!args_at_exit() || id == NR_FUTEX_WAITV)
+		return futex_exit(ctx, ctx->ret);
+	/* The syscall's registers still hold its arguments here (the return value goes
+	 * to ax on x86-64, to x0 on arm64, whose first argument is kept in orig_x0). */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	futex_decode(id, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
+		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? PT_REGS_PARM4_SYSCALL(regs) : 0,
+		     &c);
+	if (c.kind == KIND_WAIT)
+		return futex_exit(ctx, ctx->ret);
+	return futex_account(ctx, &c, ctx->ret);
 }
 
 /* Fallback without tracefs: every syscall on the machine comes through these. */
@@ -508,7 +559,8 @@ int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	return futex_enter(id, PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
 			   id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ?
-				   PT_REGS_PARM4_CORE_SYSCALL(regs) : 0);
+				   PT_REGS_PARM4_CORE_SYSCALL(regs) : 0,
+			   false);
 }
 
 static __always_inline long syscall_nr(struct pt_regs *regs)

@@ -158,6 +158,7 @@ fn futex_mutex_storm_matches_own_count() {
     let mutex = u64::from_str_radix(head["mutex"].trim_start_matches("0x"), 16).unwrap();
     let slept = num(&out, "slept");
     let eagain = num(&out, "eagain");
+    let wakes = num(&out, "wakes");
     assert!(
         !problems(&frames).iter().any(|p| p.contains("futex view")),
         "futex probes missing: {:?}",
@@ -166,6 +167,7 @@ fn futex_mutex_storm_matches_own_count() {
 
     let mut contended = 0u64;
     let mut seen_eagain = 0u64;
+    let (mut seen_wakes, mut seen_calls) = (0u64, 0u64);
     let mut callers = Vec::new();
     for fr in &frames {
         let rows: Vec<&Value> = fr["futexes"]
@@ -187,6 +189,8 @@ fn futex_mutex_storm_matches_own_count() {
         for r in rows.iter().filter(|r| u(&r["uaddr"]) == mutex) {
             contended += u(&r["contended"]);
             seen_eagain += u(&r["eagain"]);
+            seen_wakes += u(&r["wakes"]);
+            seen_calls += u(&r["calls"]);
             assert!(f(&r["max_wait_us"]) >= f(&r["avg_wait_us"]) * 0.999);
             let c = r["caller"].as_str().unwrap_or("").to_string();
             if !c.is_empty() {
@@ -195,7 +199,8 @@ fn futex_mutex_storm_matches_own_count() {
         }
     }
     eprintln!(
-        "futex_mutex: workload slept={slept} eagain={eagain}; ttop contended={contended} eagain={seen_eagain}; callers {:?}",
+        "futex_mutex: workload slept={slept} eagain={eagain} wakes={wakes}; ttop contended={contended} \
+         eagain={seen_eagain} wakes={seen_wakes} calls={seen_calls}; callers {:?}",
         callers.iter().collect::<std::collections::BTreeSet<_>>()
     );
     assert!(
@@ -212,6 +217,15 @@ fn futex_mutex_storm_matches_own_count() {
         "eagain (FUTEX_WAIT calls that returned at once)",
         seen_eagain as f64,
         eagain,
+        0.10,
+    );
+    // Wakes are accounted from the exit alone (their entry is not remembered): the
+    // same count, and every call is one of the three.
+    assert_within("wakes (FUTEX_WAKE calls)", seen_wakes as f64, wakes, 0.10);
+    assert_within(
+        "calls (every futex call on the word)",
+        seen_calls as f64,
+        slept + eagain + wakes,
         0.10,
     );
     assert!(

@@ -139,6 +139,11 @@ impl ContentionCollector {
                 ro.syscall_entry_len = len;
             }
         }
+        // The probes' bookkeeping clock (see clock_ns in bpf/contention.bpf.c), set before
+        // they run and then at every read.
+        if let Some(bss) = open.maps.bss_data.as_deref_mut() {
+            bss.clock_ns = crate::util::mono_ns();
+        }
         // Futex hooks: the futex syscalls' own tracepoints if tracefs can be had, else
         // raw_syscalls, which every syscall on the machine pays for. Only the pair in
         // use is loaded.
@@ -294,6 +299,9 @@ impl ContentionCollector {
         let window = IDLE_NS.max(gap.saturating_mul(3));
         let fresh = |last: u64| last.saturating_add(window) >= mono_ns;
         let tick_gen = self.data().tick_gen;
+        let bss = self.bss();
+        // SAFETY: as in load().
+        unsafe { std::ptr::write_volatile(&mut bss.clock_ns, mono_ns) };
         let max_of = |v: u64, g: u64| if g == tick_gen { v } else { 0 };
         let mut out = ContentionSample {
             futex_ok: self.futex_ok,
