@@ -51,6 +51,7 @@ struct ttop_kscan {
 	__u64 nf;   /* the frames in f */
 	__u64 h;    /* the fingerprint being hashed */
 	__u64 bad;  /* covers: stopped at a stale syscall-entry word */
+	__u64 step0; /* the fingerprint scan's first bpf_loop step */
 	__u64 w[KSCAN_WORDS];
 	__u64 f[TTOP_STACK_DEPTH]; /* a learning walk's frames */
 };
@@ -97,23 +98,34 @@ static __always_inline bool have_bpf_loop(void)
 	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop);
 }
 
-/* One word of the fingerprint scan: 1 stops the scan. */
-static long kscan_hash_word(__u64 i, void *ctx)
+#define KSCAN_STRIDE 8 /* words per bpf_loop step of the fingerprint scan */
+/* Bytes read first: most paths reach the syscall entry within them, and only the
+ * others read (and hash) the rest of the window. A multiple of KSCAN_STRIDE words. */
+#define KSCAN_FIRST 512
+
+/* KSCAN_STRIDE words of the fingerprint scan: 1 stops the scan. Several words a step,
+ * because most words are not text and a step costs a call (a mutex storm's
+ * contention_begin hashes about a hundred words). */
+static long kscan_hash_words(__u64 step, void *ctx)
 {
 	struct ttop_kscan *b = *(struct ttop_kscan **)ctx;
-	__u64 w;
+	__u64 base = (step + b->step0) * KSCAN_STRIDE, n = b->n, lo = ktext_lo, len = ktext_len;
 
-	if (i >= KSCAN_WORDS || i >= b->n)
-		return 1;
-	w = b->w[i];
-	if (!is_ktext(w))
-		return 0;
-	b->h = (b->h ^ w ^ (i << 52)) * 0x100000001b3ULL;
-	/* A return address into the syscall entry: above it are the entry's frame and
-	 * the stale words of its random stack offset. */
-	if (is_syscall_entry(w)) {
-		b->stop = i;
-		return 1;
+	for (int j = 0; j < KSCAN_STRIDE; j++) {
+		__u64 i = base + j, w;
+
+		if (i >= KSCAN_WORDS || i >= n)
+			return 1;
+		w = b->w[i];
+		if (w - lo >= len)
+			continue;
+		b->h = (b->h ^ w ^ (i << 52)) * 0x100000001b3ULL;
+		/* A return address into the syscall entry: above it are the entry's frame
+		 * and the stale words of its random stack offset. */
+		if (is_syscall_entry(w)) {
+			b->stop = i;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -124,7 +136,7 @@ static long kscan_hash_word(__u64 i, void *ctx)
 /* A global function: the verifier checks it once, not once per call site and path. */
 __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 {
-	__u64 avail, n, task_stack;
+	__u64 avail, first, n, task_stack;
 	struct ttop_kscan *b;
 	__u32 zero = 0;
 	bool deep;
@@ -147,13 +159,34 @@ __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 	barrier_var(avail);
 	if (avail > sizeof(b->w)) /* for the verifier */
 		return 0;
-	if (bpf_probe_read_kernel(b->w, avail, (void *)sp))
+	first = avail < KSCAN_FIRST ? avail : KSCAN_FIRST;
+	barrier_var(first);
+	if (first > KSCAN_FIRST) /* for the verifier */
 		return 0;
-	n = avail / sizeof(__u64);
+	if (bpf_probe_read_kernel(b->w, first, (void *)sp))
+		return 0;
+	n = first / sizeof(__u64);
 	b->n = n;
 	b->stop = n;
+	b->step0 = 0;
 	b->h = 0xcbf29ce484222325ULL ^ salt;
-	bpf_loop(KSCAN_WORDS, kscan_hash_word, &b, 0);
+	bpf_loop(KSCAN_FIRST / sizeof(__u64) / KSCAN_STRIDE, kscan_hash_words, &b, 0);
+	if (b->stop >= n && avail > first) {
+		__u64 rest = avail - first;
+
+		barrier_var(rest);
+		if (rest > sizeof(b->w) - KSCAN_FIRST) /* for the verifier */
+			return 0;
+		if (bpf_probe_read_kernel(&b->w[KSCAN_FIRST / sizeof(__u64)], rest,
+					  (void *)(sp + KSCAN_FIRST)))
+			return 0;
+		n = avail / sizeof(__u64);
+		b->n = n;
+		b->stop = n;
+		b->step0 = KSCAN_FIRST / sizeof(__u64) / KSCAN_STRIDE;
+		bpf_loop((sizeof(b->w) - KSCAN_FIRST) / sizeof(__u64) / KSCAN_STRIDE,
+			 kscan_hash_words, &b, 0);
+	}
 	/* Neither the syscall entry nor the top of the stack in sight: the frames
 	 * beyond the window would go unseen. */
 	if (deep && b->stop >= n)
