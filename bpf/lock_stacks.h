@@ -14,7 +14,9 @@
  *
  * A per-CPU cache maps fingerprint -> stack id. An entry answers only after a walk of
  * its path proved that the scan saw every frame (ttop_kscan_covers), and even then 1 use
- * in KCACHE_RECHECK is walked again: a fingerprint found naming two stacks is never
+ * in KCACHE_RECHECK is walked again (1 in KCACHE_RECHECK_LATE once KCACHE_EARLY such
+ * walks agreed: at 16, the re-walks were half of a cache hit's average cost on a
+ * fixed path): a fingerprint found naming two stacks is never
  * trusted again and is counted (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user space
  * never deletes from `kstacks`), so a cached id cannot go stale.
  */
@@ -35,7 +37,9 @@ const volatile __u64 syscall_entry_len;
 #define KSCAN_SKIP 4       /* frames that may lie below the scan's start */
 #define KSCAN_UNSEEN 0xffff
 #define KCACHE_SLOTS 4096 /* per CPU, direct-mapped by fingerprint */
-#define KCACHE_RECHECK 16 /* a power of two */
+#define KCACHE_RECHECK 16 /* a power of two: 1 use in 16 is walked again... */
+#define KCACHE_RECHECK_LATE 256 /* ...and 1 in 256 once an entry passed KCACHE_EARLY of them */
+#define KCACHE_EARLY 8
 
 /* Cumulative, read by user space. */
 #define KSTACK_WALKED 0
@@ -60,6 +64,8 @@ struct ttop_kcache_ent {
 	__u64 fp;
 	__s32 id;
 	__u32 state; /* KCACHE_NEW, KCACHE_TRUSTED or KCACHE_NEVER */
+	__u32 checks; /* re-walks that agreed since the entry was trusted */
+	__u32 pad;
 };
 #define KCACHE_NEW 0
 #define KCACHE_TRUSTED 1
@@ -279,7 +285,8 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 		e = bpf_map_lookup_elem(&kcache, &slot);
 	}
 	if (e && e->fp == fp && e->state == KCACHE_TRUSTED &&
-	    (bpf_get_prandom_u32() & (KCACHE_RECHECK - 1))) {
+	    (bpf_get_prandom_u32() &
+	     (e->checks < KCACHE_EARLY ? KCACHE_RECHECK - 1 : KCACHE_RECHECK_LATE - 1))) {
 		__sync_fetch_and_add(&kstack_stats[KSTACK_CACHED], 1);
 		return e->id;
 	}
@@ -293,12 +300,15 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 		e->fp = fp;
 		e->id = id;
 		e->state = KCACHE_NEW;
+		e->checks = 0;
 	}
 	if (e->state == KCACHE_NEVER)
 		return id;
 	if (e->id != id) {
 		e->state = KCACHE_NEVER;
 		__sync_fetch_and_add(&kstack_stats[KSTACK_WRONG], 1);
+	} else if (e->state == KCACHE_TRUSTED) {
+		e->checks++;
 	} else if (e->state == KCACHE_NEW) {
 		len = bpf_get_stack(ctx, b->f, sizeof(b->f), 0);
 		e->state = len > 0 && ttop_kscan_covers((__u64)len / sizeof(__u64)) ?
