@@ -153,6 +153,7 @@ pub const ROW_KEYS: &[&str] = &[
     "cpu-10k-H",
     "bpf-churn-total",
     "bpf-mutex-total",
+    "bpf-spin-total",
     "slow-churn-ttop",
     "slow-churn-top",
     "slow-mutex-ttop",

@@ -376,6 +376,22 @@ fn storms(secs_each: f64) -> Vec<Storm> {
     ]
 }
 
+/// Item 2 also measures a storm on one fixed kernel path: the mutex storm's kernel
+/// lock contentions swing with its phases, and this one's program cost per event does
+/// not.
+fn spin_storm(secs_each: f64) -> Storm {
+    Storm {
+        key: "spin",
+        label:
+            "futex hash-bucket spinlock storm (2 threads, FUTEX_WAIT on a word that never matches)"
+                .into(),
+        bin: "bench_spinlock",
+        args: vec!["2".into(), format!("{secs_each}")],
+        units: "ops",
+        unit: "call",
+    }
+}
+
 /// Item 2: what ttop's BPF programs cost in the kernel, per program.
 pub fn bpf_cost(o: &Opts) -> Vec<Row> {
     say("2: BPF program cost under churn and a mutex storm");
@@ -386,7 +402,9 @@ pub fn bpf_cost(o: &Opts) -> Vec<Row> {
     if let Err(e) = &stats {
         say(e);
     }
-    for s in storms(o.bpf_secs) {
+    let mut all = storms(o.bpf_secs);
+    all.push(spin_storm(o.bpf_secs));
+    for s in all {
         let a = bpfstats::snapshot(&ids);
         let t0 = Instant::now();
         let w = Workload::spawn(s.bin, &s.args);
