@@ -169,6 +169,8 @@ fn futex_mutex_storm_matches_own_count() {
     let mut seen_eagain = 0u64;
     let (mut seen_wakes, mut seen_calls) = (0u64, 0u64);
     let mut callers = Vec::new();
+    // Contended waits per futex word of the workload, over the run.
+    let mut per_word: std::collections::BTreeMap<u64, u64> = Default::default();
     for fr in &frames {
         let rows: Vec<&Value> = fr["futexes"]
             .as_array()
@@ -176,15 +178,8 @@ fn futex_mutex_storm_matches_own_count() {
             .iter()
             .filter(|r| u(&r["pid"]) == pid)
             .collect();
-        if let Some(top) = rows.iter().max_by_key(|r| u(&r["contended"]))
-            && u(&top["contended"]) > 0
-        {
-            assert_eq!(
-                u(&top["uaddr"]),
-                mutex,
-                "the most contended futex of pid {pid} is {:#x}, the workload's mutex is {mutex:#x}",
-                u(&top["uaddr"])
-            );
+        for r in &rows {
+            *per_word.entry(u(&r["uaddr"])).or_default() += u(&r["contended"]);
         }
         for r in rows.iter().filter(|r| u(&r["uaddr"]) == mutex) {
             contended += u(&r["contended"]);
@@ -198,6 +193,16 @@ fn futex_mutex_storm_matches_own_count() {
             }
         }
     }
+    // Over the run, not per interval: the main thread's pthread_join waits (one
+    // contended wait on each worker's tid word) may outnumber the mutex's in the last
+    // interval when the storm hardly slept in it.
+    let top = per_word.iter().max_by_key(|(_, c)| **c).map(|(w, _)| *w);
+    assert_eq!(
+        top,
+        Some(mutex),
+        "the most contended futex of pid {pid} over the run is {top:x?}, the workload's mutex \
+         is {mutex:#x} ({per_word:x?})"
+    );
     eprintln!(
         "futex_mutex: workload slept={slept} eagain={eagain} wakes={wakes}; ttop contended={contended} \
          eagain={seen_eagain} wakes={seen_wakes} calls={seen_calls}; callers {:?}",
