@@ -247,6 +247,20 @@ fn sleeper_latency_matches_its_own_measure() {
             explained += 1;
             continue;
         }
+        // ttop times wakeup to on-CPU; the workload's lateness also holds the timer's own
+        // delay. When the host takes the vCPU away (steal), the timer fires late and only
+        // the workload sees it: such a window says nothing about ttop's figures.
+        let steal = fr["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| u(&c["cpu"]) == 1)
+            .map_or(0.0, |c| f(&c["steal"]));
+        if steal > 0.5 {
+            eprintln!("  not compared: the host stole {steal:.1}% of CPU 1 in this window");
+            explained += 1;
+            continue;
+        }
         assert_within("p99 latency (us)", f(&row["p99_us"]), p99, 0.20);
         assert_within("max latency (us)", f(&row["max_us"]), max, 0.20);
         // max_at must be a wakeup the workload itself found as late as its worst (within
@@ -269,6 +283,6 @@ fn sleeper_latency_matches_its_own_measure() {
     assert!(
         checked >= 1,
         "no ttop interval lay inside the workload's run with the same wakeups \
-         ({explained} differed, within 5%)"
+         ({explained} differed within 5% or had steal)"
     );
 }
