@@ -649,14 +649,34 @@ fn kernel_lock_stack_cache_names_the_walked_callers() {
     eprintln!("walked: {a:?}\ncached: {b:?}");
     let (ta, tb): (u64, u64) = (a.values().sum(), b.values().sum());
     assert!(ta >= 1000, "too few kernel-lock waits to compare: {ta}");
-    for caller in a.keys().chain(b.keys()) {
+    // A stack the map could not store (its hash bucket already holds another stack: the
+    // two ttops' maps fill in different orders) is named "?" and counted in
+    // contention_drops.stacks. Such waits may be missing from their true caller in
+    // that run only, and only if that run counted lost stacks.
+    let unnamed = |m: &std::collections::BTreeMap<String, u64>, fr: &[Value]| {
+        let q = m.get("?").copied().unwrap_or(0);
+        let lost: u64 = fr.iter().map(|f| u(&f["contention_drops"]["stacks"])).sum();
+        assert!(
+            q == 0 || lost > 0,
+            "{q} waits named ? but no stack counted lost"
+        );
+        q
+    };
+    let (qa, qb) = (unnamed(&a, &fw), unnamed(&b, &fc));
+    for caller in a.keys().chain(b.keys()).filter(|c| *c != "?") {
         let (x, y) = (
             a.get(caller).copied().unwrap_or(0),
             b.get(caller).copied().unwrap_or(0),
         );
+        let lost = if x > y { qb } else { qa };
         assert!(
-            x.abs_diff(y) <= 10 + x.max(y) / 50,
-            "caller {caller}: {x} waits walked, {y} with the cache (totals {ta}, {tb})"
+            x.abs_diff(y) <= 10 + x.max(y) / 50 + lost,
+            "caller {caller}: {x} waits walked, {y} with the cache (totals {ta}, {tb}; \
+             unnamed {qa}, {qb})"
         );
     }
+    assert!(
+        qa.max(qb) <= 10 + ta.max(tb) / 50,
+        "too many waits without a stack: {qa} walked, {qb} cached (totals {ta}, {tb})"
+    );
 }
