@@ -362,11 +362,6 @@ static __always_inline bool is_futex_nr(long id)
  * bpf_ktime_get_coarse_ns() is not allowed in tracing programs. */
 volatile __u64 clock_ns;
 
-static __always_inline __u64 coarse_ns(void)
-{
-	return clock_ns;
-}
-
 /* Whether the syscall-exit tracepoint can read the call's arguments itself
  * (bpf_task_pt_regs, 5.15+): then only a wait needs its entry remembered. */
 static __always_inline bool args_at_exit(void)
@@ -495,7 +490,7 @@ static __always_inline int futex_account(void *ctx, const struct ttop_futex_call
 		if (ret > 0)
 			s->woken += ret;
 	}
-	s->last_ns = coarse_ns();
+	s->last_ns = clock_ns;
 	return 0;
 }
 

@@ -15,10 +15,10 @@
  * A per-CPU cache maps fingerprint -> stack id. An entry answers only after a walk of
  * its path proved that the scan saw every frame (ttop_kscan_covers), and even then 1 use
  * in KCACHE_RECHECK is walked again (1 in KCACHE_RECHECK_LATE once KCACHE_EARLY such
- * walks agreed: at 16, the re-walks were half of a cache hit's average cost on a
- * fixed path): a fingerprint found naming two stacks is never
- * trusted again and is counted (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user space
- * never deletes from `kstacks`), so a cached id cannot go stale.
+ * walks agreed: at 1 in 16, the re-walks were half of a cache hit's average cost on a
+ * fixed path). A fingerprint found naming two stacks is never trusted again and is
+ * counted (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user
+ * space never deletes from `kstacks`), so a cached id cannot go stale.
  */
 #ifndef TTOP_LOCK_STACKS_H
 #define TTOP_LOCK_STACKS_H
@@ -85,14 +85,19 @@ struct {
 	__type(value, struct ttop_kcache_ent);
 } kcache SEC(".maps");
 
+static __always_inline bool in_span(__u64 w, __u64 lo, __u64 len)
+{
+	return w - lo < len;
+}
+
 static __always_inline bool is_ktext(__u64 w)
 {
-	return w - ktext_lo < ktext_len;
+	return in_span(w, ktext_lo, ktext_len);
 }
 
 static __always_inline bool is_syscall_entry(__u64 w)
 {
-	return w - syscall_entry_lo < syscall_entry_len;
+	return in_span(w, syscall_entry_lo, syscall_entry_len);
 }
 
 /* The loops below run through bpf_loop (5.17+): the verifier checks the body once.
@@ -123,7 +128,7 @@ static long kscan_hash_words(__u64 step, void *ctx)
 		if (i >= KSCAN_WORDS || i >= n)
 			return 1;
 		w = b->w[i];
-		if (w - lo >= len)
+		if (!in_span(w, lo, len)) /* is_ktext, with the bounds loaded once a step */
 			continue;
 		b->h = (b->h ^ w ^ (i << 52)) * 0x100000001b3ULL;
 		/* A return address into the syscall entry: above it are the entry's frame
