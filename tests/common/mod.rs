@@ -46,8 +46,15 @@ pub fn workload(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workloads");
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join(name);
-    let fresh = match (std::fs::metadata(&bin), std::fs::metadata(&src)) {
-        (Ok(b), Ok(s)) => b.modified().unwrap() >= s.modified().unwrap(),
+    // The source and the headers it may include (storm.h) from the same directory.
+    let newest_src = std::fs::read_dir(src.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p == &src || p.extension().is_some_and(|x| x == "h"))
+        .filter_map(|p| std::fs::metadata(p).ok()?.modified().ok())
+        .max();
+    let fresh = match (std::fs::metadata(&bin), newest_src) {
+        (Ok(b), Some(s)) => b.modified().unwrap() >= s,
         _ => false,
     };
     if !fresh {
