@@ -144,8 +144,22 @@ fn futex_mutex_storm_matches_own_count() {
     if !require_root("futex_mutex_storm_matches_own_count") {
         return;
     }
+    futex_mutex_storm(&[]);
+}
+
+/// The same through the raw_syscalls fallback, whose entry hook remembers every call
+/// (wakes included) as kernels without bpf_task_pt_regs do: the same counts.
+#[test]
+fn futex_mutex_storm_matches_own_count_raw_syscalls() {
+    if !require_root("futex_mutex_storm_matches_own_count_raw_syscalls") {
+        return;
+    }
+    futex_mutex_storm(&[("TTOP_FUTEX_RAW_SYSCALLS", "1")]);
+}
+
+fn futex_mutex_storm(env: &[(&str, &str)]) {
     let _g = kernel_lock();
-    let ttop = Stream::start(&["--json", "-n", "10", "-d", "0.5"]);
+    let ttop = Stream::start_env(&["--json", "-n", "10", "-d", "0.5"], env);
     let mut w = spawn_workload("futex_mutex", &["4", "2"]);
     let (head, r) = first_line(&mut w);
     assert!(
@@ -162,6 +176,13 @@ fn futex_mutex_storm_matches_own_count() {
     assert!(
         !problems(&frames).iter().any(|p| p.contains("futex view")),
         "futex probes missing: {:?}",
+        problems(&frames)
+    );
+    let raw = problems(&frames).iter().any(|p| p.contains("raw_syscalls"));
+    assert_eq!(
+        raw,
+        !env.is_empty(),
+        "the futex hooks in use: {:?}",
         problems(&frames)
     );
 
