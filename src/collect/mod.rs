@@ -14,5 +14,6 @@ pub mod proc_system;
 pub mod sched;
 pub mod symbols;
 pub mod tracefs;
+pub mod vma;
 
 pub use collector::{Collector, Config};

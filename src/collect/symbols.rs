@@ -3,42 +3,33 @@
 //! symbol tables of the binaries a process maps.
 //!
 //! Cost, and why it is safe: a user stack is symbolised only for the few futex words
-//! at the top of the table, once per (process, stack id), and the result is cached.
-//! That needs the process's memory map, read from /proc/PID/maps at most once per
-//! process every `MAPS_TTL_NS` (never from the per-tick /proc scan). Reading maps takes
-//! the target's mmap_lock for reading on kernels before 6.17 (seed 002: a reader that
-//! is descheduled while holding it stalls the target's writers), so it is rare and
-//! bounded: `MAX_NEW_PER_TICK` new stacks per tick at most. ELF symbol tables are
-//! parsed once per file (a few ms for libc; more for a large static binary).
+//! at the top of the table, once per (process, stack id), and the result is cached,
+//! never from the per-tick /proc scan. The mapping that holds a frame is asked of the
+//! kernel one address at a time (`vma`: PROCMAP_QUERY, which on 6.17+ does not take
+//! the target's mmap_lock; seed 002). Only a kernel without that ioctl gets the whole
+//! /proc/PID/maps text, which takes the target's mmap_lock for reading; so that stays
+//! rare and bounded: at most once per process every `MAPS_TTL_NS`, and
+//! `MAX_NEW_PER_TICK` new stacks per tick. ELF symbol tables are parsed once per file
+//! (a few ms for libc; more for a large static binary).
 
 use foldhash::{HashMap, HashMapExt};
-use std::sync::Arc;
+use std::fs::File;
 
 use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
 use super::kallsyms;
+use super::vma::{self, FileId, Found, Mapping};
 
-/// A process's maps are re-read at most this often (a new library may appear).
+/// What is known of a process's mappings is dropped after this long (a library may be
+/// unmapped and another mapped in its place); without PROCMAP_QUERY it is the most
+/// often a process's maps text is read.
 const MAPS_TTL_NS: u64 = 30_000_000_000;
 /// A binary's symbol table is dropped when no stack named through it for this long. On a
 /// build machine every test binary, build script and compiler run is a new file whose
 /// table (up to megabytes) would otherwise stay for the life of ttop.
 const ELF_TTL_NS: u64 = 2 * MAPS_TTL_NS;
-/// New user stacks symbolised per tick at most (each may read one maps file).
+/// New user stacks symbolised per tick at most (each may read one maps text).
 pub const MAX_NEW_PER_TICK: usize = 4;
-
-/// Identifies a mapped file whatever path or mount namespace it was reached by (and
-/// tells a replaced binary from the old one): (device, inode) from /proc/PID/maps.
-type FileId = (u64, u64);
-
-#[derive(Debug, Clone)]
-struct Mapping {
-    start: u64,
-    end: u64,
-    offset: u64,
-    file: FileId,
-    path: String,
-}
 
 /// One function symbol: its address, size, and where its name is (the index in the
 /// symbol table; `DYNAMIC` set for the dynamic table).
@@ -167,6 +158,15 @@ impl ElfSyms {
     }
 }
 
+/// A process's executable file mappings: those found by a query so far, or all of them
+/// when the text was read (`whole`).
+struct ProcMaps {
+    since_ns: u64,
+    /// Sorted by start address.
+    known: Vec<Mapping>,
+    whole: bool,
+}
+
 /// A symbolised user stack: the caller and every frame.
 struct UserStack {
     caller: String,
@@ -175,8 +175,10 @@ struct UserStack {
 
 #[derive(Default)]
 pub struct Symbolizer {
-    /// Executable file mappings of a process, sorted by start address, and when read.
-    maps: HashMap<u32, (u64, Arc<Vec<Mapping>>)>,
+    /// The executable file mappings of a process found so far.
+    maps: HashMap<u32, ProcMaps>,
+    /// This kernel has no PROCMAP_QUERY: the maps text is read instead.
+    no_query: bool,
     /// Symbol tables by file, and when one last named a frame.
     elfs: HashMap<FileId, (u64, Option<ElfSyms>)>,
     user: HashMap<(u32, i32), UserStack>,
@@ -340,11 +342,12 @@ impl Symbolizer {
         if let Some(u) = self.user.get(&(pid, id)) {
             return (u.caller.clone(), u.frames.clone());
         }
-        let maps = self.maps_of(pid, now_ns);
+        let mut file = None;
         let mut caller = String::new();
         let mut frames = Vec::with_capacity(ips.len());
         for &ip in ips {
-            let (is_caller, full) = self.user_name(pid, &maps, ip, now_ns);
+            let m = self.mapping_at(pid, ip, now_ns, &mut file);
+            let (is_caller, full) = self.user_name(pid, m.as_ref(), ip, now_ns);
             if caller.is_empty() && is_caller {
                 caller = full.clone();
             }
@@ -388,30 +391,55 @@ impl Symbolizer {
         self.user.retain(|(p, _), _| live(*p));
     }
 
-    fn maps_of(&mut self, pid: u32, now_ns: u64) -> Arc<Vec<Mapping>> {
-        if let Some((t, m)) = self.maps.get(&pid)
-            && now_ns.saturating_sub(*t) < MAPS_TTL_NS
-        {
-            return m.clone();
+    /// The executable file mapping of `pid` that holds `ip`: known already, else asked of
+    /// the kernel (through `file`, /proc/PID/maps opened once per stack), else, on a
+    /// kernel without PROCMAP_QUERY, from the maps text.
+    fn mapping_at(
+        &mut self,
+        pid: u32,
+        ip: u64,
+        now_ns: u64,
+        file: &mut Option<File>,
+    ) -> Option<Mapping> {
+        let fresh = || ProcMaps {
+            since_ns: now_ns,
+            known: Vec::new(),
+            whole: false,
+        };
+        let pm = self.maps.entry(pid).or_insert_with(fresh);
+        if now_ns.saturating_sub(pm.since_ns) >= MAPS_TTL_NS {
+            *pm = fresh();
         }
-        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-        let mut maps: Vec<Mapping> = text.lines().filter_map(parse_maps_line).collect();
-        // The kernel lists mappings in address order; sort anyway for the binary search.
-        maps.sort_by_key(|m| m.start);
-        let m = Arc::new(maps);
-        self.maps.insert(pid, (now_ns, m.clone()));
-        m
+        if let Some(m) = vma::find(&pm.known, ip) {
+            return Some(m.clone());
+        }
+        if pm.whole {
+            return None;
+        }
+        if !self.no_query {
+            if file.is_none() {
+                // Opening maps does not take the mmap_lock; reading it does.
+                *file = Some(File::open(format!("/proc/{pid}/maps")).ok()?);
+            }
+            match vma::query(file.as_ref()?, ip) {
+                Found::Mapping(m) => {
+                    let i = pm.known.partition_point(|k| k.start < m.start);
+                    pm.known.insert(i, m.clone());
+                    return Some(m);
+                }
+                Found::Nothing => return None,
+                Found::Unsupported => self.no_query = true,
+            }
+        }
+        pm.known = vma::read_all(pid);
+        pm.whole = true;
+        vma::find(&pm.known, ip).cloned()
     }
 
     /// (whether this frame can be the caller: named and not a lock wrapper,
     /// "symbol+0xoff" or "file+0xoff" or "0xaddr").
-    fn user_name(&mut self, pid: u32, maps: &[Mapping], ip: u64, now_ns: u64) -> (bool, String) {
-        let i = maps.partition_point(|m| m.start <= ip);
-        let Some(m) = i
-            .checked_sub(1)
-            .map(|i| &maps[i])
-            .filter(|m| ip >= m.start && ip < m.end)
-        else {
+    fn user_name(&mut self, pid: u32, m: Option<&Mapping>, ip: u64, now_ns: u64) -> (bool, String) {
+        let Some(m) = m else {
             return (false, format!("{ip:#x}"));
         };
         let off = ip - m.start + m.offset;
@@ -433,31 +461,6 @@ impl Symbolizer {
         });
         found.unwrap_or_else(|| (false, format!("{file}+{off:#x}")))
     }
-}
-
-/// One line of /proc/PID/maps, if it maps an executable file:
-/// "start-end perms offset major:minor inode path".
-fn parse_maps_line(l: &str) -> Option<Mapping> {
-    let mut it = l.split_whitespace();
-    let range = it.next()?;
-    let perms = it.next()?;
-    let offset = u64::from_str_radix(it.next()?, 16).ok()?;
-    let dev = it.next()?;
-    let ino: u64 = it.next()?.parse().ok()?;
-    let path: String = it.collect::<Vec<_>>().join(" ");
-    if !perms.contains('x') || !path.starts_with('/') {
-        return None;
-    }
-    let (maj, min) = dev.split_once(':')?;
-    let dev = (u64::from_str_radix(maj, 16).ok()? << 32) | u64::from_str_radix(min, 16).ok()?;
-    let (s, e) = range.split_once('-')?;
-    Some(Mapping {
-        start: u64::from_str_radix(s, 16).ok()?,
-        end: u64::from_str_radix(e, 16).ok()?,
-        offset,
-        file: (dev, ino),
-        path,
-    })
 }
 
 #[cfg(test)]
@@ -525,6 +528,39 @@ mod tests {
         assert_eq!(again[0], frames[1]);
     }
 
+    /// Mappings asked one address at a time name a stack as the maps text does; on a
+    /// kernel with PROCMAP_QUERY the text is never read.
+    #[test]
+    fn queried_mappings_name_frames_as_the_text_does() {
+        let me = std::process::id();
+        let own = resolves_own_function as *const () as u64;
+        let ips = [
+            libc::getpid as *const () as u64,
+            own + 1,
+            libc::getppid as *const () as u64,
+            0x1000,
+        ];
+        let mut q = Symbolizer::default();
+        let mut t = Symbolizer {
+            no_query: true,
+            ..Default::default()
+        };
+        let (qc, qf) = q.user_stack(me, 1, &ips, 0);
+        let (tc, tf) = t.user_stack(me, 1, &ips, 0);
+        assert_eq!((qc, &qf), (tc, &tf));
+        assert!(qf[1].contains("resolves_own_function"), "{qf:?}");
+        assert_eq!(qf[3], "0x1000");
+        assert!(t.maps[&me].whole);
+        let pm = &q.maps[&me];
+        assert_eq!(
+            pm.whole, q.no_query,
+            "the text is read only where PROCMAP_QUERY is missing"
+        );
+        if !q.no_query {
+            assert_eq!(pm.known.len(), 2, "one query per mapping: ttop and libc");
+        }
+    }
+
     /// A binary's symbol table stays while it names frames and goes once it has not
     /// for ELF_TTL_NS; naming through it again loads it again.
     #[test]
@@ -535,7 +571,7 @@ mod tests {
         let libc_ip = libc::getpid as *const () as u64;
         s.user_stack(me, 1, &[own, libc_ip], 0);
         assert_eq!(s.elfs.len(), 2, "ttop's binary and libc");
-        // Later, only our own binary names a frame (maps read again: past MAPS_TTL_NS).
+        // Later, only our own binary names a frame (mappings asked again: past MAPS_TTL_NS).
         let later = ELF_TTL_NS;
         s.user_stack(me, 2, &[own], later);
         s.forget_files(later + 1);
