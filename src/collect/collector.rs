@@ -39,6 +39,12 @@ pub struct Collector {
     filter: Option<FilterSpec>,
     /// PIDs currently loaded into the kernel-side filter.
     active: Option<Vec<u32>>,
+    /// The sampling interval: the scan's pacing to top's may use half of it at most.
+    interval: Duration,
+    /// Runnable threads per CPU over the last interval (what top would wait behind),
+    /// and the run-queue integral and time it was measured from.
+    others_per_cpu: f64,
+    last_runq: Option<(u64, u128)>,
 }
 
 fn filter_spec(cfg: &Config) -> Option<FilterSpec> {
@@ -137,9 +143,23 @@ impl Collector {
             interrupts: super::proc_files::SysFile::new(c"/proc/interrupts"),
             filter: filter_spec(cfg),
             active: None,
+            interval: Duration::from_secs(1),
+            others_per_cpu: 0.0,
+            last_runq: None,
             mode,
             seq: 0,
         }
+    }
+
+    /// The interval samples are taken at (the default is one second).
+    pub fn set_interval(&mut self, interval: Duration) {
+        self.interval = interval;
+    }
+
+    /// Read /proc as fast as ttop can instead of at top's pace (see top_pace.rs).
+    pub fn unpaced(mut self) -> Self {
+        self.interval = Duration::ZERO;
+        self
     }
 
     pub fn mode(&self) -> &Mode {
@@ -180,6 +200,12 @@ impl Collector {
             s.begin_scan();
         }
         let dirty = self.sched.as_mut().and_then(|s| s.dirty());
+        let paced = !self.interval.is_zero() && std::env::var_os("TTOP_UNPACED").is_none();
+        self.scanner.pace = paced.then(|| proc_scan::PaceSetup {
+            ncpus: online_cpus(),
+            others_per_cpu: self.others_per_cpu,
+            cap: self.interval / 2,
+        });
         let procs = self.scanner.scan_with(dirty);
         let stat = self.system.read();
         let mono = mono_ns();
@@ -209,8 +235,10 @@ impl Collector {
             interrupts,
             filter,
             contention: self.contention.as_mut().map(|c| c.read(mono)),
+            top_scan: self.scanner.pace.map(|_| self.scanner.top_scan),
         };
         self.seq += 1;
+        self.others_per_cpu = self.runnable_per_cpu(&sample);
         // Map-ordered lists in key order: deterministic, and recordings stay small.
         crate::record::canon::canonical_order(&mut sample);
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {
@@ -230,6 +258,33 @@ impl Collector {
             }
         }
         sample
+    }
+}
+
+/// CPUs online (the slice top runs before a preemption scales with them).
+fn online_cpus() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    n.clamp(1, i64::from(u32::MAX) as libc::c_long) as u32
+}
+
+impl Collector {
+    /// Runnable threads per CPU since the last sample: the time-weighted run-queue
+    /// length from eBPF, else the kernel's instantaneous count less this reader.
+    fn runnable_per_cpu(&mut self, s: &Sample) -> f64 {
+        let ncpus = s.stat.cpus.len().max(1) as f64;
+        if let Some(b) = &s.bpf {
+            let area: u128 = b.cpus.iter().map(|c| c.runq_area_ns).sum();
+            let last = self.last_runq.replace((s.mono_ns, area));
+            if let Some((t, a)) = last
+                && s.mono_ns > t
+                && area >= a
+            {
+                return (area - a) as f64 / (s.mono_ns - t) as f64 / ncpus;
+            }
+            return f64::from(b.cpus.iter().map(|c| c.runq_now).sum::<u32>()) / ncpus;
+        }
+        f64::from(s.stat.procs_running.saturating_sub(1)) / ncpus
     }
 }
 
@@ -305,6 +360,7 @@ pub fn spawn_with_requests(
             if rt {
                 let _ = raise_priority();
             }
+            collector.set_interval(interval);
             let mut next = Instant::now();
             'ticks: while !stop.is_set() {
                 let s = collector.sample();

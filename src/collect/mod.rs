@@ -13,6 +13,7 @@ pub mod proc_scan;
 pub mod proc_system;
 pub mod sched;
 pub mod symbols;
+pub mod top_pace;
 pub mod tracefs;
 pub mod vma;
 

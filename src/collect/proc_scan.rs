@@ -15,8 +15,19 @@ use super::dirty::{Dirty, DirtyTids};
 use super::proc_files::{KeptFiles, open_at, read_at};
 /// The system-wide files, where callers have always found them.
 pub use super::proc_system::{SystemFiles, parse_stat, procs_running, read_system};
+use super::top_pace::{Pace, TopCost};
 use crate::model::name::Name;
-use crate::model::sample::{ProcScan, TaskScan};
+use crate::model::sample::{ProcScan, TaskScan, TopScan};
+
+/// How to pace a scan to top's (see top_pace.rs): set by the collector before each scan.
+#[derive(Debug, Clone, Copy)]
+pub struct PaceSetup {
+    pub ncpus: u32,
+    /// Runnable threads per CPU last interval, which top would have waited behind.
+    pub others_per_cpu: f64,
+    /// The longest the pacing may make one scan last.
+    pub cap: std::time::Duration,
+}
 
 #[derive(Default)]
 pub struct ProcScanner {
@@ -41,6 +52,12 @@ pub struct ProcScanner {
     listed_births: Option<u64>,
     /// This scan reads every thread and lists every directory (`Dirty::read_all`).
     read_all: bool,
+    /// Pace each scan to top's (None: read as fast as ttop can, for tests and benches).
+    pub pace: Option<PaceSetup>,
+    /// top's costs on this machine, measured at the first paced scan.
+    top_cost: Option<TopCost>,
+    /// What the last scan missed, as top would have.
+    pub top_scan: TopScan,
 }
 
 /// A thread with no mark is still read every this many scans, and /proc and task/ listed
@@ -238,6 +255,13 @@ impl ProcScanner {
     /// (see proc_reuse.rs).
     pub fn scan_with(&mut self, dirty: Option<&Dirty>) -> Vec<ProcScan> {
         self.ticks += 1;
+        self.top_scan = TopScan::default();
+        let mut pace = self.pace.map(|p| {
+            let cost = *self.top_cost.get_or_insert_with(TopCost::calibrate);
+            self.top_scan.thread_cost_ns = cost.thread_ns.min(u64::from(u32::MAX)) as u32;
+            self.top_scan.others_per_cpu = p.others_per_cpu as f32;
+            Pace::new(cost, p.ncpus, p.others_per_cpu, p.cap)
+        });
         let mut seen = std::mem::take(&mut self.seen);
         let mut next_seen = HashMap::with_capacity(seen.len());
         let Some(proc_fd) = open_at(libc::AT_FDCWD, c"/proc", libc::O_DIRECTORY) else {
@@ -277,6 +301,9 @@ impl ProcScanner {
             // Files are opened by path from /proc ("PID/stat"), not through an opened
             // PID directory: that was one open and close more per process, per tick.
             let prev = seen.remove(&pid);
+            if let Some(p) = pace.as_mut() {
+                p.process();
+            }
             // Taken once per process and scan: a thread of it was born or exited.
             let tgid_marked = dirty.is_none_or(|d| d.tgids.take(pid));
             let same = prev
@@ -336,21 +363,33 @@ impl ProcScanner {
                 .map(|o| o.tasks)
                 .unwrap_or_default();
             let tasks = match st.num_threads {
-                1 => self
-                    .read_task(
+                1 => {
+                    if let Some(p) = pace.as_mut() {
+                        p.thread();
+                    }
+                    self.read_task(
                         proc_dir,
                         pid,
                         old.iter().find(|t| t.tid == pid),
                         dirty.map(|d| &d.tids),
                     )
-                    .map(|t| vec![t]),
+                    .map(|t| vec![t])
+                }
                 _ => None,
             }
             // A failed read_task (the process exec'd or died meanwhile) has taken the
             // thread's mark: list it with no earlier reading to fall back on.
             .unwrap_or_else(|| {
                 let old: &[TaskScan] = if st.num_threads == 1 { &[] } else { &old };
-                self.scan_tasks(proc_dir, pid, st.num_threads, old, dirty, tgid_marked)
+                self.scan_tasks(
+                    proc_dir,
+                    pid,
+                    st.num_threads,
+                    old,
+                    dirty,
+                    tgid_marked,
+                    pace.as_mut(),
+                )
             });
             let p = ProcScan {
                 pid: st.pid,
@@ -371,6 +410,12 @@ impl ProcScanner {
             out.push(p);
         }
         self.reparented(proc_dir, &mut out, &reused, &listed, &mut next_seen);
+        if let Some(p) = pace {
+            self.top_scan.scan_ns = p.elapsed_ns();
+            self.top_scan.paced_ns = p.slept_ns;
+            self.top_scan.top_ns = p.top_ns();
+            self.top_scan.capped = p.capped;
+        }
         // -p lists its processes again each tick: keep that list whole.
         self.pids = match self.only_pids {
             Some(_) => pids,
@@ -434,9 +479,13 @@ impl ProcScanner {
         })
     }
 
-    /// Every thread of one process: task/TID/stat, read relative to the task directory.
+    /// Every thread of one process: task/TID/stat, read relative to the task directory,
+    /// in listing order and at top's pace. As top does (procps `readeither`), the first
+    /// listed thread that is gone when its turn comes ends the process's list: the
+    /// threads after it are read only to count what top did not show (`top_scan`).
     /// `num_threads` is what /proc/PID/stat just said: a last listing of another length
-    /// is not reused.
+    /// is not reused. `tgid_marked`: threads of this process were born or exited.
+    #[allow(clippy::too_many_arguments)]
     fn scan_tasks(
         &mut self,
         proc_dir: RawFd,
@@ -445,6 +494,7 @@ impl ProcScanner {
         old: &[TaskScan],
         dirty: Option<&Dirty>,
         tgid_marked: bool,
+        mut pace: Option<&mut Pace>,
     ) -> Vec<TaskScan> {
         let mut path = [0u8; 48];
         // No thread born or exited since the last listing: the same threads, without
@@ -472,7 +522,8 @@ impl ProcScanner {
             None => tids.extend(old.iter().map(|t| t.tid)),
         }
         let mut tasks = Vec::with_capacity(tids.len());
-        let mut tid_path = [0u8; 48];
+        // Past the first listed thread that vanished: what top never read.
+        let mut cut = false;
         // The kernel lists a process's threads in the same order from scan to scan
         // (new ones at the end): look each one up from where the last was found.
         let mut at = 0;
@@ -487,30 +538,72 @@ impl ProcScanner {
             if prev.is_some() {
                 at += 1;
             }
-            if let Some(t) = self.unchanged(tid, prev, dirty.map(|d| &d.tids)) {
-                tasks.push(t);
-                continue;
+            if !cut && let Some(p) = pace.as_deref_mut() {
+                p.thread();
             }
-            // "TID/stat" in the listed task/, else "PID/task/TID/stat" from /proc.
-            let (dir, name) = match &task_dir {
-                Some(d) => (d.as_raw_fd(), pid_path(&mut tid_path, tid, None, b"stat")),
-                None => (proc_dir, pid_path(&mut tid_path, pid, Some(tid), b"stat")),
+            let t = match self.unchanged(tid, prev, dirty.map(|d| &d.tids)) {
+                Some(t) => Some(t),
+                None => self.read_listed(proc_dir, task_dir.as_ref(), pid, tid),
             };
-            if !self.stats.read((pid, tid), dir, name, &mut self.buf) {
-                continue;
+            match (t, cut) {
+                (Some(t), false) => tasks.push(t),
+                (Some(t), true) => {
+                    self.top_scan.skipped += 1;
+                    self.top_scan.skipped_running += u32::from(t.state == 'R');
+                }
+                (None, false) => {
+                    self.top_scan.vanished += 1;
+                    cut = true;
+                }
+                (None, true) => {}
             }
-            if let Some(ts) = parse_stat_upto(&self.buf, 12) {
-                tasks.push(TaskScan {
-                    tid: ts.pid,
-                    comm: ts.comm,
-                    state: ts.state,
-                    utime: ts.utime,
-                    stime: ts.stime,
-                });
+        }
+        // Threads created after the listing: top never saw them either. Looked for only
+        // where threads came and went (every process, without eBPF).
+        if tgid_marked && let Some(d) = &task_dir {
+            let mut again = Vec::new();
+            // SAFETY: rewinding a directory descriptor this function owns.
+            unsafe { libc::lseek(d.as_raw_fd(), 0, libc::SEEK_SET) };
+            numeric_entries(d, &mut self.dents, &mut again);
+            for tid in again {
+                if tids.contains(&tid) {
+                    continue;
+                }
+                if let Some(t) = self.read_listed(proc_dir, task_dir.as_ref(), pid, tid) {
+                    self.top_scan.unlisted += 1;
+                    self.top_scan.unlisted_running += u32::from(t.state == 'R');
+                }
             }
         }
         self.tids = tids;
         tasks
+    }
+
+    /// One listed thread's stat: "TID/stat" in the listed task/, else
+    /// "PID/task/TID/stat" from /proc. None when it is gone.
+    fn read_listed(
+        &mut self,
+        proc_dir: RawFd,
+        task_dir: Option<&OwnedFd>,
+        pid: u32,
+        tid: u32,
+    ) -> Option<TaskScan> {
+        let mut tid_path = [0u8; 48];
+        let (dir, name) = match task_dir {
+            Some(d) => (d.as_raw_fd(), pid_path(&mut tid_path, tid, None, b"stat")),
+            None => (proc_dir, pid_path(&mut tid_path, pid, Some(tid), b"stat")),
+        };
+        if !self.stats.read((pid, tid), dir, name, &mut self.buf) {
+            return None;
+        }
+        let ts = parse_stat_upto(&self.buf, 12)?;
+        Some(TaskScan {
+            tid: ts.pid,
+            comm: ts.comm,
+            state: ts.state,
+            utime: ts.utime,
+            stime: ts.stime,
+        })
     }
 }
 

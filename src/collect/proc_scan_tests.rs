@@ -352,12 +352,18 @@ fn unmarked_sleeping_threads_are_not_read_again() {
     // unmarked, so the CPU it burns between scans shows.
     // SAFETY: gettid has no preconditions.
     let me_tid = unsafe { libc::gettid() } as u32;
+    // Other tests' threads come and go in this process: as top does, a scan stops
+    // reading a process's threads at one that vanished, so look again until it is seen.
     let cpu = |sc: &mut ProcScanner| {
-        let all = sc.scan_with(Some(&d));
-        let p = all.iter().find(|p| p.pid == me).unwrap();
-        let t = p.tasks.iter().find(|t| t.tid == me_tid).unwrap();
-        assert_eq!(t.state, 'R');
-        t.utime + t.stime
+        for _ in 0..50 {
+            let all = sc.scan_with(Some(&d));
+            let p = all.iter().find(|p| p.pid == me).unwrap();
+            if let Some(t) = p.tasks.iter().find(|t| t.tid == me_tid) {
+                assert_eq!(t.state, 'R');
+                return t.utime + t.stime;
+            }
+        }
+        panic!("the scanning thread was never listed before a vanished one");
     };
     let before = cpu(&mut sc);
     crate::collect::proc_files::tests::spin_cpu_ms(100);
@@ -417,4 +423,58 @@ fn the_proc_listing_is_kept_until_a_process_starts() {
     assert!(has(&mut sc, &d, b.id()));
     b.kill().unwrap();
     b.wait().unwrap();
+}
+
+/// top's rule, at top's pace: a thread that exits before the scan reaches it ends the
+/// process's list, and the threads listed after it are left out (and counted).
+#[test]
+fn a_thread_gone_before_its_turn_ends_the_list_as_in_top() {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+    let me = std::process::id();
+    // `early` exits 150 ms into the scan; `late`, listed after it, lives on.
+    let (tx_early, rx_early) = channel::<u32>();
+    let early = std::thread::spawn(move || {
+        // SAFETY: gettid has no preconditions.
+        tx_early.send(unsafe { libc::gettid() } as u32).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+    });
+    let (tx_late, rx_late) = channel::<u32>();
+    let (tx_stop, rx_stop) = channel::<()>();
+    let late = std::thread::spawn(move || {
+        // SAFETY: as above.
+        tx_late.send(unsafe { libc::gettid() } as u32).unwrap();
+        let _ = rx_stop.recv();
+    });
+    let (e, l) = (rx_early.recv().unwrap(), rx_late.recv().unwrap());
+    let mut sc = ProcScanner::new(Some(vec![me]));
+    // A top so slow that the scan reaches `early` well after it exited: 60 ms a thread
+    // (this process has at least the main test thread listed before it).
+    sc.top_cost = Some(TopCost {
+        thread_ns: 60_000_000,
+        proc_ns: 0,
+    });
+    sc.pace = Some(PaceSetup {
+        ncpus: 2,
+        others_per_cpu: 0.0,
+        cap: Duration::from_secs(5),
+    });
+    let all = sc.scan();
+    let tids: Vec<u32> = all[0].tasks.iter().map(|t| t.tid).collect();
+    early.join().unwrap();
+    assert!(!tids.contains(&e), "{e} was gone when its turn came");
+    assert!(
+        !tids.contains(&l),
+        "{l}, listed after a vanished thread, was shown"
+    );
+    assert!(sc.top_scan.vanished >= 1, "{:?}", sc.top_scan);
+    assert!(sc.top_scan.skipped >= 1, "{:?}", sc.top_scan);
+    assert!(sc.top_scan.paced_ns >= 100_000_000, "{:?}", sc.top_scan);
+    // Unpaced, nothing vanishes meanwhile and `late` is listed (other tests' threads
+    // may still vanish: look a few times).
+    sc.pace = None;
+    let seen = (0..20).any(|_| sc.scan()[0].tasks.iter().any(|t| t.tid == l));
+    assert!(seen, "{l} was never listed by an unpaced scan");
+    tx_stop.send(()).unwrap();
+    late.join().unwrap();
 }

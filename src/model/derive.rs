@@ -143,10 +143,26 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         ),
         _ => (true_avg, true_max),
     };
+    let ghost_cpu_s = cur_bpf.map(|_| {
+        procs
+            .iter()
+            .filter_map(|p| p.ghost_cpu_ms.get())
+            .sum::<f64>()
+            / 1e3
+    });
+    let top_view = cur
+        .top_scan
+        .as_ref()
+        .map(|t| super::top_view::top_view(t, true_avg, scan_running, ghost_cpu_s, interval_s));
     let runnable = Runnable {
         true_avg,
         true_max,
         scan_running,
+        scan_all_running: scan_running
+            + top_view
+                .as_ref()
+                .map_or(0, |v| v.skipped_running + v.unlisted_running),
+        top_view,
         procs_running: cur.stat.procs_running,
         procs_blocked: cur.stat.procs_blocked,
         loadavg: cur.stat.loadavg,

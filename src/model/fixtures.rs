@@ -298,6 +298,21 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         },
         procs,
         bpf,
+        // top's scan of this machine: paced behind 9 runnable threads a CPU, it found
+        // the DeltaMerge threads it had listed gone and stopped reading tiflash there.
+        top_scan: Some(TopScan {
+            scan_ns: 310_000_000,
+            paced_ns: 290_000_000,
+            top_ns: 305_000_000,
+            thread_cost_ns: 14_500,
+            others_per_cpu: 9.4,
+            capped: false,
+            vanished: 4,
+            skipped: 26,
+            skipped_running: 22,
+            unlisted: 5,
+            unlisted_running: 3,
+        }),
         ..Default::default()
     }
 }

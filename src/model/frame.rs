@@ -70,6 +70,13 @@ pub struct Runnable {
     /// true_avg / scan_running when the scan sees markedly fewer runnable threads
     /// than there really were (ratio >= 1.5 and a gap of at least one thread).
     pub undercount: Option<f64>,
+    /// Threads in state R the scan found, including those top's rule leaves out
+    /// (`scan_running` + `top_view.skipped_running` + `top_view.unlisted_running`):
+    /// what a scan that reads every thread at the same moments would count.
+    pub scan_all_running: u32,
+    /// How the scan went as top's would have, and the gap split into its causes (null
+    /// for recordings made before ttop paced its scan to top's, and with an unpaced scan).
+    pub top_view: Option<super::top_view::TopView>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -17,6 +17,7 @@ pub mod proc_totals;
 pub mod sample;
 pub mod scope;
 pub mod thread_rows;
+pub mod top_view;
 
 pub use derive::derive;
 pub use frame::Frame;

@@ -237,6 +237,39 @@ pub struct Sample {
     /// The kernel's own IPI counters (/proc/interrupts), read with the BPF maps.
     #[serde(default)]
     pub interrupts: super::irq::ProcInterrupts,
+    /// How the scan went as top's scan would have: what it missed and why (None in
+    /// recordings made before ttop paced its scan to top's).
+    #[serde(default)]
+    pub top_scan: Option<TopScan>,
+}
+
+/// What the /proc scan (paced to top's, see collect/top_pace.rs) missed and why. The
+/// threads it read are in `Sample::procs`; these are the ones top would not have shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TopScan {
+    /// Wall time the scan took, and the part of it spent waiting to keep top's pace.
+    pub scan_ns: u64,
+    pub paced_ns: u64,
+    /// Wall time top's own scan would have taken at the pace used.
+    pub top_ns: u64,
+    /// top's CPU cost per thread on this machine (measured by ttop at start), and the
+    /// runnable threads per CPU besides top that stretched its wall time.
+    pub thread_cost_ns: u32,
+    pub others_per_cpu: f32,
+    /// The pacing reached its cap: the rest of the scan ran at ttop's own speed.
+    pub capped: bool,
+    /// Threads listed, but gone when their turn came.
+    pub vanished: u32,
+    /// Threads listed after a vanished one of the same process: top stops reading a
+    /// process's threads at the first that vanished (procps `readeither`), so it never
+    /// shows them. ttop reads them anyway, to say how many were running.
+    pub skipped: u32,
+    pub skipped_running: u32,
+    /// Threads alive once their process was read that its listing lacked: created after
+    /// top listed the process. Looked for only in processes whose threads were born or
+    /// exited during the interval (or every process, without eBPF).
+    pub unlisted: u32,
+    pub unlisted_running: u32,
 }
 
 #[cfg(test)]

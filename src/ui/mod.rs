@@ -71,7 +71,12 @@ fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::F
     let headline = futexes::headline(frame, area.width).filter(|_| area.height >= 12);
     let irq_line = latency::headline(frame, area.width).filter(|_| area.height >= 14);
     let head_h = u16::from(headline.is_some()) + u16::from(irq_line.is_some());
-    let (run_h, core_h) = main_heights(area.height - head_h, frame.cpus.len() as u16);
+    let (mut run_h, core_h) = main_heights(area.height - head_h, frame.cpus.len() as u16);
+    // One more row for why the scan undercounts, while the table keeps a few rows.
+    let why = frame.runnable.undercount.is_some() && frame.runnable.top_view.is_some();
+    if why && run_h >= 4 && area.height.saturating_sub(head_h + run_h + core_h) > 8 {
+        run_h += 1;
+    }
     let [run, cores, head, table] = Layout::vertical([
         Constraint::Length(run_h),
         Constraint::Length(core_h),

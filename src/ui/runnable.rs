@@ -10,10 +10,78 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragrap
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
+use crate::model::top_view::TopView;
 
 /// The sentence shown when the scan undercounts.
 pub fn undercount_text(true_avg: f64, scan: u32, ratio: f64) -> String {
-    format!("scan sees {scan} running, truth {true_avg:.1}: undercount {ratio:.1}x")
+    format!("top sees {scan} running, truth {true_avg:.1}: undercount {ratio:.1}x")
+}
+
+/// Why the scan (top's view) undercounts, cause by cause, biggest first, in at most
+/// `width` columns (the long wording when it fits, else the short one, and the smallest
+/// causes left out); None when there is nothing to explain.
+pub fn gap_text(v: &TopView, width: u16) -> Option<String> {
+    // (threads, long wording, short wording)
+    let mut parts: Vec<(f64, String, String)> = Vec::new();
+    let mut add = |n: f64, long: String, brief: String| {
+        if n >= 0.5 {
+            parts.push((n, long, brief));
+        }
+    };
+    let sk = f64::from(v.skipped_running);
+    add(
+        sk,
+        format!("{sk:.0} running after a thread that vanished (top stops there)"),
+        format!("{sk:.0} after a vanished one"),
+    );
+    let ul = f64::from(v.unlisted_running);
+    add(
+        ul,
+        format!("{ul:.0} created after top listed them"),
+        format!("{ul:.0} born after listing"),
+    );
+    let va = f64::from(v.vanished);
+    add(
+        va,
+        format!("{va:.0} ended before their turn"),
+        format!("{va:.0} ended first"),
+    );
+    if let Some(g) = v.ghosts {
+        add(
+            g,
+            format!("{g:.1} ghosts (born and dead between scans)"),
+            format!("{g:.1} ghosts"),
+        );
+    }
+    if let Some(o) = v.other {
+        add(
+            o,
+            format!("{o:.1} runnable at other moments"),
+            format!("{o:.1} other"),
+        );
+    }
+    parts.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let join = |list: &[&String]| {
+        let items: Vec<&str> = list.iter().map(|s| s.as_str()).collect();
+        format!("  why: {}", items.join(", "))
+    };
+    for long in [true, false] {
+        let mut list: Vec<&String> = parts
+            .iter()
+            .map(|p| if long { &p.1 } else { &p.2 })
+            .collect();
+        while !list.is_empty() {
+            let text = join(&list);
+            if text.chars().count() <= usize::from(width) {
+                return Some(text);
+            }
+            if long {
+                break;
+            }
+            list.pop();
+        }
+    }
+    None
 }
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
@@ -26,6 +94,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let inner = block.inner(area);
     f.render_widget(block, area);
     let r = &fr.runnable;
+    let show_chart = inner.width >= 100 && !app.history.is_empty();
+    let text_w = if show_chart { 70 } else { inner.width };
     let mut lines = Vec::new();
     let what = if fr.filter.is_some() {
         "  watched processes, eBPF"
@@ -47,7 +117,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         ))),
     }
     lines.push(Line::from(vec![
-        Span::styled("scan ", th.scan),
+        Span::styled("top  ", th.scan),
         Span::raw(format!(
             " R {:<4} procs_running {:<3} blocked {:<3} load {:.2} {:.2} {:.2}",
             r.scan_running,
@@ -62,21 +132,23 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         (Some(ratio), Some(avg)) => {
             let text = if area.width < 60 {
                 format!(
-                    "▲ scan {} vs true {avg:.1}: {ratio:.1}x under",
+                    "▲ top {} vs true {avg:.1}: {ratio:.1}x under",
                     r.scan_running
                 )
             } else {
                 format!("▲ {}", undercount_text(avg, r.scan_running, ratio))
             };
             lines.push(Line::from(Span::styled(text, th.alert)));
+            if let Some(why) = r.top_view.as_ref().and_then(|v| gap_text(v, text_w)) {
+                lines.push(Line::from(Span::styled(why, th.warn)));
+            }
         }
         (None, Some(_)) => lines.push(Line::from(Span::styled(
-            "scan and truth agree this interval",
+            "top's view and the truth agree this interval",
             th.dim,
         ))),
         _ => {}
     }
-    let show_chart = inner.width >= 100 && !app.history.is_empty();
     let [text, chart] = if show_chart {
         Layout::horizontal([Constraint::Length(70), Constraint::Min(0)]).areas(inner)
     } else {
@@ -116,7 +188,7 @@ fn render_history(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
             .style(th.truth)
             .data(&truth),
         Dataset::default()
-            .name("scan")
+            .name("top")
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(th.scan)
