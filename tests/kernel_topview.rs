@@ -15,9 +15,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::*;
 use serde_json::Value;
 
-/// How long each workload runs, and the part of it compared (after its threads started,
+/// How long each control runs, and the part of it compared (after its threads started,
 /// before it winds down).
 const RUN_S: f64 = 7.0;
+/// The churn starves top (a frame every 1.5-2.5 s instead of 1): run it longer.
+const CHURN_S: f64 = 10.0;
 const SETTLE_S: f64 = 1.5;
 const TAIL_S: f64 = 0.5;
 
@@ -115,19 +117,20 @@ struct Run {
 
 /// Run `creators ARGS` (or `spin`) for RUN_S seconds with ttop (already loaded) and top
 /// beside it, and keep what each saw while the workload ran in full.
-fn side_by_side(workload: &str, args: &[&str]) -> Run {
-    let ttop = ttop_spawn(&["--json", "-d", "1", "-n", "11"]);
+fn side_by_side(workload: &str, args: &[&str], secs: f64) -> Run {
+    let n = (secs + 4.0).to_string();
+    let ttop = ttop_spawn(&["--json", "-d", "1", "-n", &n]);
     // eBPF loads in under a second; the first frame comes one interval later.
     std::thread::sleep(Duration::from_millis(1500));
     let start = wall_now();
     let mut w = spawn_workload(workload, args);
     let top = Command::new("top")
-        .args(["-H", "-b", "-d", "1", "-n", "8", "-w", "200"])
+        .args(["-H", "-b", "-d", "1", "-n", "10", "-w", "200"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("run top (apt-get install procps)");
-    let pr = sample_procs_running(Instant::now() + Duration::from_secs_f64(RUN_S));
+    let pr = sample_procs_running(Instant::now() + Duration::from_secs_f64(secs));
     assert!(wait_timeout(&mut w, Duration::from_secs(30)), "workload");
     let end = wall_now();
     let top_out = top.wait_with_output().unwrap();
@@ -182,7 +185,11 @@ fn assert_like_top(what: &str, r: &Run) -> (f64, f64) {
     for v in &views {
         eprintln!("{what}: top_view {v}");
     }
-    assert!(top.len() >= 3, "{what}: only {} top frames in the window", top.len());
+    assert!(
+        top.len() >= 2,
+        "{what}: only {} top frames in the window",
+        top.len()
+    );
     assert!(ours.len() >= 3, "{what}: only {} ttop frames", ours.len());
     let (mt, mo) = (median(&top), median(&ours));
     let tol = (0.5 * mt).max(10.0);
@@ -209,8 +216,8 @@ fn top_view_undercounts_churn_as_top_does() {
         return;
     }
     let _g = kernel_lock();
-    let secs = RUN_S.to_string();
-    let r = side_by_side("creators", &["120", &secs, "1000", "0"]);
+    let secs = CHURN_S.to_string();
+    let r = side_by_side("creators", &["120", &secs, "1000", "0"], CHURN_S);
     let (top_med, ours_med) = assert_like_top("churn", &r);
     let truth = median(&running(&r.ttop, "true_avg"));
     assert!(truth > 80.0, "churn: true_avg median {truth} (120 pairs)");
@@ -226,14 +233,21 @@ fn top_view_undercounts_churn_as_top_does() {
         r.ttop.len()
     );
     // Every frame that undercounts explains it: some of the causes are not zero.
-    for f in r.ttop.iter().filter(|f| !f["runnable"]["undercount"].is_null()) {
+    for f in r
+        .ttop
+        .iter()
+        .filter(|f| !f["runnable"]["undercount"].is_null())
+    {
         let v = &f["runnable"]["top_view"];
         let causes = ["skipped_running", "unlisted_running", "vanished"]
             .iter()
             .map(|k| v[k].as_f64().unwrap())
             .sum::<f64>()
             + v["ghosts"].as_f64().unwrap();
-        assert!(causes > 0.0, "churn: an undercount with no cause found: {v}");
+        assert!(
+            causes > 0.0,
+            "churn: an undercount with no cause found: {v}"
+        );
     }
     // The truth, against the kernel's own instantaneous count sampled at 1 kHz.
     let pr: Vec<f64> = r.procs_running.iter().map(|p| p.1).collect();
@@ -262,11 +276,14 @@ fn top_view_matches_top_where_top_is_right() {
         ("pool", "creators", vec!["40", &secs, "1000", "1"], 40.0),
         ("spinners", "spin", vec!["8", &secs], 8.0),
     ] {
-        let r = side_by_side(workload, &args);
+        let r = side_by_side(workload, &args, RUN_S);
         let (top_med, ours_med) = assert_like_top(what, &r);
         // Machine-wide counts: at least the workload's K (more when something else runs,
         // as the other engineers' compilers did beside these tests).
-        assert!(top_med >= 0.75 * k, "{what}: top itself saw {top_med} of {k}");
+        assert!(
+            top_med >= 0.75 * k,
+            "{what}: top itself saw {top_med} of {k}"
+        );
         assert!(
             ours_med >= 0.75 * k,
             "{what}: ttop's top view saw {ours_med} of {k}"

@@ -45,7 +45,15 @@ pub struct Collector {
     /// and the run-queue integral and time it was measured from.
     others_per_cpu: f64,
     last_runq: Option<(u64, u128)>,
+    /// Processes that created or ended at least CHURN_MIN threads last interval, and
+    /// each process's count of both at the last sample.
+    churning: foldhash::HashSet<u32>,
+    last_churn: foldhash::HashMap<u32, u64>,
 }
+
+/// Threads created plus ended in one interval from which a process's threads are read
+/// at top's pace: below it, a thread or two may come or go unseen by the pacing.
+const CHURN_MIN: u64 = 10;
 
 fn filter_spec(cfg: &Config) -> Option<FilterSpec> {
     (cfg.pids.is_some() || cfg.comm.is_some()).then(|| FilterSpec {
@@ -146,6 +154,8 @@ impl Collector {
             interval: Duration::from_secs(1),
             others_per_cpu: 0.0,
             last_runq: None,
+            churning: Default::default(),
+            last_churn: Default::default(),
             mode,
             seq: 0,
         }
@@ -199,12 +209,15 @@ impl Collector {
         if let Some(s) = self.sched.as_mut() {
             s.begin_scan();
         }
+        let has_bpf = self.sched.is_some();
+        let churning = has_bpf.then(|| self.churning.clone());
         let dirty = self.sched.as_mut().and_then(|s| s.dirty());
         let paced = !self.interval.is_zero() && std::env::var_os("TTOP_UNPACED").is_none();
         self.scanner.pace = paced.then(|| proc_scan::PaceSetup {
             ncpus: online_cpus(),
             others_per_cpu: self.others_per_cpu,
             cap: self.interval / 2,
+            churning,
         });
         let procs = self.scanner.scan_with(dirty);
         let stat = self.system.read();
@@ -235,10 +248,23 @@ impl Collector {
             interrupts,
             filter,
             contention: self.contention.as_mut().map(|c| c.read(mono)),
-            top_scan: self.scanner.pace.map(|_| self.scanner.top_scan),
+            top_scan: self.scanner.pace.as_ref().map(|_| self.scanner.top_scan),
         };
         self.seq += 1;
         self.others_per_cpu = self.runnable_per_cpu(&sample);
+        if let Some(b) = &sample.bpf {
+            let now: foldhash::HashMap<u32, u64> = b
+                .procs
+                .iter()
+                .map(|p| (p.tgid, p.created + p.exited))
+                .collect();
+            self.churning = now
+                .iter()
+                .filter(|(t, n)| **n >= self.last_churn.get(t).copied().unwrap_or(0) + CHURN_MIN)
+                .map(|(t, _)| *t)
+                .collect();
+            self.last_churn = now;
+        }
         // Map-ordered lists in key order: deterministic, and recordings stay small.
         crate::record::canon::canonical_order(&mut sample);
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {

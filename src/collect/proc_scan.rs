@@ -20,13 +20,16 @@ use crate::model::name::Name;
 use crate::model::sample::{ProcScan, TaskScan, TopScan};
 
 /// How to pace a scan to top's (see top_pace.rs): set by the collector before each scan.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PaceSetup {
     pub ncpus: u32,
     /// Runnable threads per CPU last interval, which top would have waited behind.
     pub others_per_cpu: f64,
     /// The longest the pacing may make one scan last.
     pub cap: std::time::Duration,
+    /// Processes whose threads churned last interval (eBPF): only their threads are read
+    /// at top's pace. None (no eBPF): every multi-threaded process.
+    pub churning: Option<foldhash::HashSet<u32>>,
 }
 
 #[derive(Default)]
@@ -52,6 +55,9 @@ pub struct ProcScanner {
     listed_births: Option<u64>,
     /// This scan reads every thread and lists every directory (`Dirty::read_all`).
     read_all: bool,
+    /// Read every listed thread, past one that vanished (not top's rule: for tests of
+    /// other parts of the scan, in a process whose other threads come and go).
+    pub keep_past_vanished: bool,
     /// Pace each scan to top's (None: read as fast as ttop can, for tests and benches).
     pub pace: Option<PaceSetup>,
     /// top's costs on this machine, measured at the first paced scan.
@@ -256,7 +262,8 @@ impl ProcScanner {
     pub fn scan_with(&mut self, dirty: Option<&Dirty>) -> Vec<ProcScan> {
         self.ticks += 1;
         self.top_scan = TopScan::default();
-        let mut pace = self.pace.map(|p| {
+        let churning = self.pace.as_mut().map(|p| p.churning.take());
+        let mut pace = self.pace.as_ref().map(|p| {
             let cost = *self.top_cost.get_or_insert_with(TopCost::calibrate);
             self.top_scan.thread_cost_ns = cost.thread_ns.min(u64::from(u32::MAX)) as u32;
             self.top_scan.others_per_cpu = p.others_per_cpu as f32;
@@ -380,6 +387,15 @@ impl ProcScanner {
             // A failed read_task (the process exec'd or died meanwhile) has taken the
             // thread's mark: list it with no earlier reading to fall back on.
             .unwrap_or_else(|| {
+                // Threads came or went here (every multi-threaded process, without
+                // eBPF's marks): read them when top would.
+                let churns = match &churning {
+                    Some(Some(set)) => set.contains(&pid),
+                    _ => tgid_marked,
+                };
+                if churns && let Some(p) = pace.as_mut() {
+                    p.catch_up();
+                }
                 let old: &[TaskScan] = if st.num_threads == 1 { &[] } else { &old };
                 self.scan_tasks(
                     proc_dir,
@@ -388,7 +404,7 @@ impl ProcScanner {
                     old,
                     dirty,
                     tgid_marked,
-                    pace.as_mut(),
+                    pace.as_mut().map(|p| (p, churns)),
                 )
             });
             let p = ProcScan {
@@ -485,6 +501,7 @@ impl ProcScanner {
     /// threads after it are read only to count what top did not show (`top_scan`).
     /// `num_threads` is what /proc/PID/stat just said: a last listing of another length
     /// is not reused. `tgid_marked`: threads of this process were born or exited.
+    /// `pace`: top's clock, and whether to keep to it here (the process churns).
     #[allow(clippy::too_many_arguments)]
     fn scan_tasks(
         &mut self,
@@ -494,7 +511,7 @@ impl ProcScanner {
         old: &[TaskScan],
         dirty: Option<&Dirty>,
         tgid_marked: bool,
-        mut pace: Option<&mut Pace>,
+        mut pace: Option<(&mut Pace, bool)>,
     ) -> Vec<TaskScan> {
         let mut path = [0u8; 48];
         // No thread born or exited since the last listing: the same threads, without
@@ -538,8 +555,11 @@ impl ProcScanner {
             if prev.is_some() {
                 at += 1;
             }
-            if !cut && let Some(p) = pace.as_deref_mut() {
+            if !cut && let Some((p, churns)) = pace.as_mut() {
                 p.thread();
+                if *churns {
+                    p.catch_up();
+                }
             }
             let t = match self.unchanged(tid, prev, dirty.map(|d| &d.tids)) {
                 Some(t) => Some(t),
@@ -553,7 +573,7 @@ impl ProcScanner {
                 }
                 (None, false) => {
                     self.top_scan.vanished += 1;
-                    cut = true;
+                    cut = !self.keep_past_vanished;
                 }
                 (None, true) => {}
             }

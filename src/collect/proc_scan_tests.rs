@@ -79,6 +79,8 @@ fn scan_finds_this_process_and_its_threads() {
         let _ = rx.recv();
     });
     let mut sc = ProcScanner::new(None);
+    // Other tests' threads come and go in this process; this test is not about that.
+    sc.keep_past_vanished = true;
     let all = sc.scan();
     let p = all.iter().find(|p| p.pid == me).expect("own process");
     let cmd = procfs::process::Process::myself()
@@ -156,6 +158,8 @@ fn later_scans_through_kept_files_see_changes() {
     });
     let tid = tid_rx.recv().unwrap();
     let mut sc = ProcScanner::new(None);
+    // Other tests' threads come and go in this process; this test is not about that.
+    sc.keep_past_vanished = true;
     let first = sc.scan();
     let mine = |all: &[ProcScan]| all.iter().find(|p| p.pid == me).cloned().unwrap();
     assert!(first.iter().any(|p| p.pid == pid));
@@ -319,6 +323,8 @@ fn unmarked_sleeping_threads_are_not_read_again() {
     }
     let d = Dirty::owned(1 << 22); // every id marked: the first scan reads all
     let mut sc = ProcScanner::new(None);
+    // Other tests' threads come and go in this process; this test is not about that.
+    sc.keep_past_vanished = true;
     // Start right after a due re-read of this thread, so REFRESH_TICKS - 1 scans follow
     // in which it is not due.
     while !(u64::from(tid) + sc.ticks + 1).is_multiple_of(REFRESH_TICKS) {
@@ -380,6 +386,8 @@ fn the_proc_listing_is_kept_until_a_process_starts() {
     use crate::collect::dirty::Dirty;
     let mut d = Dirty::owned(1 << 22);
     let mut sc = ProcScanner::new(None);
+    // Other tests' threads come and go in this process; this test is not about that.
+    sc.keep_past_vanished = true;
     sc.ticks = 1; // the next scans are not a periodic re-list
     let has = |sc: &mut ProcScanner, d: &Dirty, pid: u32| {
         sc.scan_with(Some(d)).iter().any(|p| p.pid == pid)
@@ -458,6 +466,7 @@ fn a_thread_gone_before_its_turn_ends_the_list_as_in_top() {
         ncpus: 2,
         others_per_cpu: 0.0,
         cap: Duration::from_secs(5),
+        churning: None,
     });
     let all = sc.scan();
     let tids: Vec<u32> = all[0].tasks.iter().map(|t| t.tid).collect();

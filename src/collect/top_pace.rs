@@ -21,6 +21,10 @@
 //!   with no lag owed) and after that at its fair share of one CPU, 1 / (1 + the other
 //!   runnable threads per CPU) — the run-queue length ttop measured last interval.
 //!
+//! Only processes whose threads came or went since the last scan are read at top's
+//! pace (the scan sleeps to keep it before their threads); elsewhere threads cannot
+//! vanish or appear, and reading them a few ms early reads the same threads.
+//!
 //! The pacing is capped ([`Pace::new`]'s `cap`) so that a scan never holds the
 //! collector for more than part of the interval; `Pace::capped` says when it was.
 
@@ -169,16 +173,14 @@ impl Pace {
         self.slice_ns + ((cpu_ns - self.slice_ns) as f64 * self.stretch) as u64
     }
 
-    /// top reaches the next process: wait until it would have listed its threads.
+    /// top reaches the next process (it lists its threads now).
     pub fn process(&mut self) {
         self.cpu_ns += self.cost.proc_ns;
-        self.wait();
     }
 
-    /// top reaches the next thread: wait until it would have read it.
+    /// top reaches the next thread (it reads it now).
     pub fn thread(&mut self) {
         self.cpu_ns += self.cost.thread_ns;
-        self.wait();
     }
 
     /// Wall time since the scan began.
@@ -191,7 +193,10 @@ impl Pace {
         self.wall_for(self.cpu_ns)
     }
 
-    fn wait(&mut self) {
+    /// Wait until top would be where the scan is. Only worth it where threads come and
+    /// go (elsewhere a few ms earlier or later reads the same threads): the scanner
+    /// calls it there, so an idle machine's scan does not wake up to keep a pace.
+    pub fn catch_up(&mut self) {
         if self.capped {
             return;
         }
@@ -248,11 +253,13 @@ mod tests {
         let mut p = Pace::new(cost, 2, 0.0, Duration::from_millis(20));
         for _ in 0..10 {
             p.thread();
+            p.catch_up();
         }
         assert!(p.elapsed_ns() >= 9_500_000, "10 ms of top is 10 ms of wall");
         assert!(!p.capped);
         for _ in 0..30 {
             p.thread();
+            p.catch_up();
         }
         assert!(p.capped, "40 ms of top is past a 20 ms cap");
         assert!(p.elapsed_ns() < 30_000_000, "no sleeping past the cap");

@@ -97,10 +97,22 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
         }
     }
 
-    // Processes that lived during the interval but were gone at the scan.
+    // Processes that lived during the interval but were gone at the scan. With a filter,
+    // only watched ones: the kernel keeps counting what it saw before the filter reached
+    // it, and the first filtered frame must not list other processes that ended.
+    let watched = |pid: u32| match &cur.filter {
+        None => true,
+        Some(f) => {
+            f.pids.contains(&pid)
+                || f.matched.contains(&pid)
+                || prev
+                    .and_then(|p| p.filter.as_ref())
+                    .is_some_and(|pf| pf.matched.contains(&pid))
+        }
+    };
     if let Some(b) = cur_bpf {
         for bp in &b.procs {
-            if seen.contains(bp.tgid) {
+            if seen.contains(bp.tgid) || !watched(bp.tgid) {
                 continue;
             }
             let Some((pt, ct)) = bpf_tot(bp.tgid) else {
