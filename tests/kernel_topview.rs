@@ -1,5 +1,5 @@
-//! The scan side is top's view: procps `top -H -b -d 1` and `ttop --json -d 1` run side by
-//! side over the same seconds, on seed 000's experiment (creator threads that each create
+//! The scan side is top's view: procps `top -H -b` (four of them, at -d 0.5) and
+//! `ttop --json -d 1` run side by side over the same seconds, on seed 000's experiment (creator threads that each create
 //! a thread, let it do one unit of work and join it) and on two controls that top counts
 //! right (a thread pool doing the same work, and spinners).
 //!
@@ -19,7 +19,7 @@ use serde_json::Value;
 /// before it winds down).
 const RUN_S: f64 = 7.0;
 /// The churn starves top (a frame every 1.5-2.5 s instead of 1): run it longer.
-const CHURN_S: f64 = 10.0;
+const CHURN_S: f64 = 12.0;
 const SETTLE_S: f64 = 1.5;
 const TAIL_S: f64 = 0.5;
 
@@ -124,19 +124,29 @@ fn side_by_side(workload: &str, args: &[&str], secs: f64) -> Run {
     std::thread::sleep(Duration::from_millis(1500));
     let start = wall_now();
     let mut w = spawn_workload(workload, args);
-    let top = Command::new("top")
-        .args(["-H", "-b", "-d", "1", "-n", "10", "-w", "200"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("run top (apt-get install procps)");
+    // Four tops at half-second delays: a starved top gets one frame out every 3-5 s,
+    // and its count is bimodal (now and then its scan fits in one slice and sees most
+    // threads), so a median needs several frames.
+    let tops: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new("top")
+                .args(["-H", "-b", "-d", "0.5", "-n", "14", "-w", "200"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("run top (apt-get install procps)")
+        })
+        .collect();
     let pr = sample_procs_running(Instant::now() + Duration::from_secs_f64(secs));
     assert!(wait_timeout(&mut w, Duration::from_secs(30)), "workload");
     let end = wall_now();
-    let top_out = top.wait_with_output().unwrap();
+    let top_out: String = tops
+        .into_iter()
+        .map(|t| String::from_utf8_lossy(&t.wait_with_output().unwrap().stdout).into_owned())
+        .collect();
     let frames = ttop.frames(Duration::from_secs(30));
     let (lo, hi) = (start + SETTLE_S, end - TAIL_S);
-    let top = parse_top(&String::from_utf8_lossy(&top_out.stdout), start)
+    let top = parse_top(&top_out, start)
         .into_iter()
         .filter(|f| f.t >= lo.floor() && f.t + 1.0 <= hi.ceil())
         .collect();
@@ -186,7 +196,7 @@ fn assert_like_top(what: &str, r: &Run) -> (f64, f64) {
         eprintln!("{what}: top_view {v}");
     }
     assert!(
-        top.len() >= 2,
+        top.len() >= 4,
         "{what}: only {} top frames in the window",
         top.len()
     );
