@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::reader::Reader;
+use super::series::Series;
 use crate::model::{Frame, Sample, derive};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub struct ReplayBar {
 }
 
 pub struct Player {
-    reader: Reader,
+    reader: Series,
     pos: usize,
     /// The Sample at `pos` and the one before it, when they decoded.
     cur: Option<(usize, Sample)>,
@@ -78,8 +78,10 @@ pub struct Player {
 }
 
 impl Player {
-    /// Starts paused on the first frame (the first Sample only primes, as live).
-    pub fn new(reader: Reader) -> Player {
+    /// Starts paused on the first frame (the first Sample only primes, as live). A
+    /// Reader (one file) or a Series (a directory of rotated files) plays the same.
+    pub fn new(reader: impl Into<Series>) -> Player {
+        let reader = reader.into();
         let pos = 1.min(reader.len().saturating_sub(1));
         Player {
             reader,
@@ -103,12 +105,12 @@ impl Player {
         self.pos
     }
 
-    pub fn reader(&self) -> &Reader {
+    pub fn series(&self) -> &Series {
         &self.reader
     }
 
     fn wall(&self, i: usize) -> u64 {
-        self.reader.entries().get(i).map_or(0, |e| e.wall_ns)
+        self.reader.wall(i)
     }
 
     fn sample(&mut self, i: usize) -> Option<Sample> {
@@ -161,8 +163,7 @@ impl Player {
         let at = self.wall(self.pos) as f64 + secs * 1e9;
         let i = if secs >= 0.0 {
             // The first frame at or after the target, so a jump always moves.
-            let t = at.max(0.0) as u64;
-            self.reader.entries().partition_point(|e| e.wall_ns < t)
+            self.reader.first_from(at.max(0.0) as u64)
         } else {
             self.reader.position_at(at.max(0.0) as u64)
         };
@@ -262,8 +263,8 @@ fn parse_clock(t: &str) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::model::fixtures::{synthetic, system};
-    use crate::record::Writer;
     use crate::record::writer::header_for;
+    use crate::record::{Reader, Writer};
 
     const SEC: u64 = 1_000_000_000;
 
@@ -320,7 +321,7 @@ mod tests {
     #[test]
     fn frames_equal_what_derive_gives_in_order() {
         let (mut pl, p) = player("frames");
-        let sys = pl.reader().header().system.clone();
+        let sys = pl.series().header().system.clone();
         let mut r = Reader::open(&p).unwrap();
         pl.seek(150);
         let f = pl.frame().unwrap();
