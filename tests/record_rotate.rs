@@ -206,6 +206,7 @@ fn a_full_disk_stops_the_recording_and_keeps_finished_files() {
         .status()
         .unwrap();
     assert!(ok.success(), "mount tmpfs");
+    let _mounted = Unmount(dir.clone());
     let o = Command::new(ttop_bin())
         .args([
             "record",
@@ -224,31 +225,43 @@ fn a_full_disk_stops_the_recording_and_keeps_finished_files() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).to_string();
-    let files = list(&dir).unwrap();
-    let readers: Vec<Reader> = files.iter().map(|f| Reader::open(f).unwrap()).collect();
-    let frames = replay_json(&dir);
-    let _ = Command::new("umount").arg(d).status();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(!o.status.success(), "a full disk exited 0: {err}");
     assert!(
         err.contains("No space left") && err.contains("recording stopped"),
         "{err}"
     );
+    let files = list(&dir).unwrap();
     assert!(
         files.len() >= 2,
         "the disk filled before a rotation: {files:?}"
     );
-    let (last, finished) = readers.split_last().unwrap();
-    for r in finished {
-        assert!(r.indexed(), "{} lost its index", r.path().display());
+    let mut total = 0;
+    for (i, f) in files.iter().enumerate() {
+        let r = Reader::open(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        // Every finished file is complete; the one being written when the disk filled
+        // keeps its complete frames.
+        assert!(
+            r.indexed() || i == files.len() - 1,
+            "{} lost its index",
+            f.display()
+        );
+        total += r.len();
     }
-    // The file being written when the disk filled: its complete frames are all there.
-    assert!(!last.indexed() || last.len() > 0);
-    let total: usize = readers.iter().map(Reader::len).sum();
+    let frames = replay_json(&dir);
     assert_eq!(frames.len(), total - 1);
     let s = seqs(&frames);
     assert!(
         s.windows(2).all(|w| w[1] == w[0] + 1),
         "not consecutive: {s:?}"
     );
+}
+
+/// Unmounts (and removes) the test's tmpfs however the test ends.
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

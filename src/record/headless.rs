@@ -23,7 +23,7 @@ const STATUS_EVERY: Duration = Duration::from_secs(5);
 /// Where the Samples go: one file, or a directory of rotated files.
 enum Sink {
     File(Writer),
-    Dir(Rotating),
+    Dir(Box<Rotating>),
 }
 
 impl Sink {
@@ -86,7 +86,7 @@ pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
             path,
             &header_for(&sys, settings.delay, pids),
         )?),
-        (None, Some(dir)) => Sink::Dir(Rotating::open(
+        (None, Some(dir)) => Sink::Dir(Box::new(Rotating::open(
             dir,
             args.rotate.unwrap_or(RecordArgs::DEFAULT_ROTATE),
             Retention {
@@ -96,7 +96,7 @@ pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
             &sys,
             settings.delay,
             pids,
-        )?),
+        )?)),
         (None, None) => anyhow::bail!("record needs -o FILE or --dir DIR"),
     };
     let stop = crate::stop::Stop::on_signals()?;

@@ -346,4 +346,44 @@ mod tests {
         assert!(!pl.playing, "stops at the end");
         let _ = std::fs::remove_file(&p);
     }
+
+    /// A directory of two rotated files plays as one recording: positions, the frame
+    /// at the boundary (derived from the last Sample of the first file) and `g` to a
+    /// clock time in the second file.
+    #[test]
+    fn a_directory_plays_across_files_and_goto_reaches_the_second() {
+        use crate::record::{Series, rotate};
+        let dir = std::env::temp_dir().join(format!("ttop-player-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = 1_795_000_000 * SEC / (86_400 * SEC) * 86_400 * SEC + 10 * 3600 * SEC;
+        let mut all = Vec::new();
+        for part in 0..2u64 {
+            let start = t0 + part * 100 * SEC;
+            let p = dir.join(rotate::file_name(start));
+            let mut w =
+                Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
+            for j in 0..100 {
+                let i = part * 100 + j;
+                let mut s = synthetic(2, 2, 10 + i);
+                s.seq = i;
+                s.wall_ns = t0 + i * SEC;
+                s.mono_ns = 1000 * SEC + i * SEC;
+                w.append(&s).unwrap();
+                all.push(s);
+            }
+            w.finish().unwrap();
+        }
+        let mut pl = Player::new(Series::open(&dir).unwrap());
+        assert_eq!(pl.len(), 200);
+        pl.seek(100);
+        let sys = pl.series().header().system.clone();
+        assert_eq!(pl.frame().unwrap(), derive(&sys, Some(&all[99]), &all[100]));
+        pl.goto("10:02:30").unwrap();
+        assert_eq!(pl.position(), 150);
+        assert_eq!(pl.frame().unwrap().seq, 150);
+        pl.jump(-60.0);
+        assert_eq!(pl.position(), 90, "back across the boundary");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -46,9 +46,11 @@ pub fn is_rotated_name(name: &str) -> bool {
         return false;
     };
     // YYYYMMDDTHHMMSSZ, optionally -N when two files start in the same second.
-    let base = stamp.split('-').next().unwrap_or("");
+    let (base, n) = stamp.split_once('-').unwrap_or((stamp, "0"));
     let b = base.as_bytes();
-    b.len() == 16
+    !n.is_empty()
+        && n.bytes().all(|c| c.is_ascii_digit())
+        && b.len() == 16
         && b[8] == b'T'
         && b[15] == b'Z'
         && b[..8].iter().chain(&b[9..15]).all(u8::is_ascii_digit)
@@ -76,8 +78,22 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
         .collect();
-    v.sort();
+    v.sort_by_key(|p| order_key(p));
     Ok(v)
+}
+
+/// Time order: by start stamp, then the -N of files that started in the same second
+/// (plain byte order would put `...Z-1.ttop` before `...Z.ttop`).
+fn order_key(p: &Path) -> (String, u32) {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stamp = name
+        .strip_prefix(PREFIX)
+        .and_then(|n| n.strip_suffix(SUFFIX))
+        .unwrap_or(name);
+    match stamp.split_once('-') {
+        Some((base, n)) => (base.to_string(), n.parse().unwrap_or(u32::MAX)),
+        None => (stamp.to_string(), 0),
+    }
 }
 
 /// The period a wall time falls in (its start, ns since the epoch).
@@ -196,6 +212,23 @@ mod tests {
             assert!(!is_rotated_name(bad), "{bad}");
         }
         assert!(file_name(t) < file_name(t + 3_600_000_000_000));
+        let dir = std::env::temp_dir().join(format!("ttop-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = [
+            "ttop-20261124T212400Z.ttop",
+            "ttop-20261124T212400Z-1.ttop",
+            "ttop-20261124T212401Z.ttop",
+        ];
+        for n in names.iter().rev() {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        let got: Vec<_> = list(&dir)
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(got, names.map(std::ffi::OsString::from));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! it. Binds 127.0.0.1 unless an address says otherwise.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -19,18 +19,21 @@ pub struct Server {
     exporter: Exporter,
 }
 
-/// "9464" and ":9464" mean 127.0.0.1:9464; anything else is HOST:PORT.
+/// "9464" and ":9464" mean 127.0.0.1:9464; "localhost:P" is 127.0.0.1:P; anything else
+/// is a numeric IP:PORT (`[::1]:9464` for IPv6). No name lookup: the static build links
+/// glibc statically, where getaddrinfo would need NSS modules at run time.
 pub fn resolve(addr: &str) -> Result<SocketAddr> {
     let a = addr.trim();
-    let full = match a.strip_prefix(':') {
+    let full = match a.strip_prefix(':').or_else(|| a.strip_prefix("localhost:")) {
         Some(port) => format!("127.0.0.1:{port}"),
         None if a.parse::<u16>().is_ok() => format!("127.0.0.1:{a}"),
         None => a.to_string(),
     };
-    full.to_socket_addrs()
-        .ok()
-        .and_then(|mut it| it.next())
-        .ok_or_else(|| anyhow!("'{addr}' is not an address to listen on (examples: 9464, 127.0.0.1:9464, 0.0.0.0:9464)"))
+    full.parse::<SocketAddr>().map_err(|_| {
+        anyhow!(
+            "'{addr}' is not an address to listen on (examples: 9464, 127.0.0.1:9464, 0.0.0.0:9464, [::1]:9464)"
+        )
+    })
 }
 
 impl Server {
@@ -123,7 +126,15 @@ mod tests {
         assert_eq!(resolve("9464").unwrap().to_string(), "127.0.0.1:9464");
         assert_eq!(resolve(":9100").unwrap().to_string(), "127.0.0.1:9100");
         assert_eq!(resolve("0.0.0.0:80").unwrap().to_string(), "0.0.0.0:80");
-        for bad in ["", "nonsense", "1.2.3.4:99999", "127.0.0.1"] {
+        assert_eq!(resolve("localhost:80").unwrap().to_string(), "127.0.0.1:80");
+        assert_eq!(resolve("[::1]:80").unwrap().to_string(), "[::1]:80");
+        for bad in [
+            "",
+            "nonsense",
+            "1.2.3.4:99999",
+            "127.0.0.1",
+            "example.com:80",
+        ] {
             assert!(resolve(bad).is_err(), "{bad} accepted");
         }
     }
