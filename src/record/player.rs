@@ -170,12 +170,18 @@ impl Player {
         self.seek(i)
     }
 
-    /// "Go to": clock time of day in UTC (`14:05`, `14:05:30`), an offset from the start
-    /// (`90`, `5m`, `1h`), or relative to here (`+30s`, `-2m`).
+    /// "Go to": a UTC date and time (`2026-11-24 14:05`, for a directory of a week's
+    /// files), clock time of day in UTC (`14:05`, `14:05:30`: on the recording's first
+    /// day), an offset from the start (`90`, `5m`, `1h`), or relative to here (`+30s`,
+    /// `-2m`).
     pub fn goto(&mut self, text: &str) -> Result<(), String> {
         let t = text.trim();
-        let target = if t.contains(':') {
-            let secs = parse_clock(t).ok_or_else(|| format!("'{t}' is not a time (hh:mm[:ss])"))?;
+        let target = if let Some(at) = parse_date_time(t) {
+            at
+        } else if t.contains(':') {
+            let secs = parse_clock(t).ok_or_else(|| {
+                format!("'{t}' is not a time (hh:mm[:ss], YYYY-MM-DD hh:mm[:ss])")
+            })?;
             let start = self.wall(0);
             let day = start / 86_400_000_000_000 * 86_400_000_000_000;
             let mut at = day + secs * 1_000_000_000;
@@ -243,6 +249,25 @@ impl Player {
             note: self.note.clone(),
         }
     }
+}
+
+/// "YYYY-MM-DD hh:mm[:ss]" (or with a T) in UTC, as ns since the epoch.
+fn parse_date_time(t: &str) -> Option<u64> {
+    let b = t.as_bytes();
+    if b.len() < 16 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b' ' | b'T') {
+        return None;
+    }
+    let (y, m, d): (i64, u32, u32) = (
+        t[..4].parse().ok()?,
+        t[5..7].parse().ok()?,
+        t[8..10].parse().ok()?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let days = super::rotate::days_from_civil(y, m, d);
+    let secs = u64::try_from(days).ok()? * 86_400 + parse_clock(t[11..].trim())?;
+    Some(secs * 1_000_000_000)
 }
 
 /// Seconds since midnight of "hh:mm" or "hh:mm:ss".
@@ -382,6 +407,22 @@ mod tests {
         pl.goto("10:02:30").unwrap();
         assert_eq!(pl.position(), 150);
         assert_eq!(pl.frame().unwrap().seq, 150);
+        let day = t0 / SEC / 86_400;
+        let (y, m, d) = {
+            let name = rotate::file_name(t0);
+            (
+                name[5..9].to_string(),
+                name[9..11].to_string(),
+                name[11..13].to_string(),
+            )
+        };
+        assert_eq!(day * 86_400 * SEC + 10 * 3600 * SEC, t0);
+        pl.goto(&format!("{y}-{m}-{d} 10:01:45")).unwrap();
+        assert_eq!(pl.position(), 105);
+        pl.goto(&format!("{y}-{m}-{d}T10:00:10")).unwrap();
+        assert_eq!(pl.position(), 10);
+        assert!(pl.goto(&format!("{y}-13-{d} 10:00")).is_err());
+        pl.goto("10:02:30").unwrap();
         pl.jump(-60.0);
         assert_eq!(pl.position(), 90, "back across the boundary");
         let _ = std::fs::remove_dir_all(&dir);

@@ -70,6 +70,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// (year, month, day) to days since 1970-01-01 (the inverse of `civil_from_days`).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// The recordings in `dir` written by a rotating recorder, oldest first.
 pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
@@ -197,6 +208,10 @@ mod tests {
         let t = 1_795_555_440u64 * 1_000_000_000;
         assert_eq!(file_name(t), "ttop-20261124T212400Z.ttop");
         assert_eq!(file_name(0), "ttop-19700101T000000Z.ttop");
+        for days in [-1000, 0, 11_016, 20_416, 20_781] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
         assert_eq!(
             file_name(951_782_400 * 1_000_000_000),
             "ttop-20000229T000000Z.ttop"
