@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 )]
 pub struct Cli {
     /// Interval between updates, in seconds (0.1 to 3600).
-    #[arg(short = 'd', long = "delay", value_name = "SECONDS", default_value = "1", value_parser = parse_interval, global = true)]
+    #[arg(short = 'd', long = "delay", value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
     pub delay: Duration,
 
     /// Print one JSON object per interval on stdout (JSON Lines) instead of the dashboard.
@@ -25,12 +25,12 @@ pub struct Cli {
     pub count: Option<u64>,
 
     /// Do not load eBPF programs: show the /proc view only.
-    #[arg(long = "no-bpf", global = true)]
+    #[arg(long = "no-bpf")]
     pub no_bpf: bool,
 
     /// Run the collector at real-time priority (SCHED_FIFO 1) so that a saturated
     /// machine cannot starve it. Needs root.
-    #[arg(long = "rt", global = true)]
+    #[arg(long = "rt")]
     pub rt: bool,
 
     /// Also record every Sample to FILE (a new file, mode 0600) while showing the
@@ -83,31 +83,106 @@ impl ColorWhen {
 pub enum Command {
     /// Print the libbpf log and what loaded (debugging aid).
     Probe,
-    /// Record Samples to a file without a dashboard (for nohup, tmux, systemd).
+    /// Record Samples to a file, or to a directory of rotated files, without a dashboard
+    /// (for nohup, tmux, systemd).
     Record(RecordArgs),
-    /// Replay a recording in the dashboard, or print its frames with --json.
+    /// Replay a recording (a file, or a directory written by `record --dir`) in the
+    /// dashboard, or print its frames with --json.
     Replay(ReplayArgs),
+    /// Serve the current frame as OpenMetrics text on http://ADDR/metrics (Prometheus).
+    Serve(ServeArgs),
+    /// Print shell completions for bash, zsh or fish on stdout.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) on stdout: `ttop man | man -l -`.
+    Man,
+}
+
+/// What every collecting subcommand (record, serve) accepts, as the live mode does.
+/// Given before the subcommand (`ttop -d 2 record ...`) they apply too; given after it,
+/// they win.
+#[derive(Debug, Clone, Args)]
+pub struct CollectArgs {
+    /// Interval between samples, in seconds (0.1 to 3600; default 1).
+    #[arg(short = 'd', long = "delay", value_name = "SECONDS", value_parser = parse_interval)]
+    pub delay: Option<Duration>,
+
+    /// Only these processes (-p 1,2 or -p 1 -p 2).
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',')]
+    pub pids: Vec<u32>,
+
+    /// Only processes with this command name (as in /proc/PID/comm), including ones
+    /// started later.
+    #[arg(long = "comm", value_name = "NAME")]
+    pub comm: Option<String>,
+
+    /// Do not load eBPF programs: the /proc view only.
+    #[arg(long = "no-bpf")]
+    pub no_bpf: bool,
+
+    /// Run at real-time priority (SCHED_FIFO 1). Needs root.
+    #[arg(long = "rt")]
+    pub rt: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
     /// The recording to create (never overwritten; mode 0600: it holds command lines).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        required_unless_present = "dir",
+        conflicts_with = "dir"
+    )]
+    pub output: Option<PathBuf>,
+
+    /// Record continuously into DIR: one file per --rotate period, named by its UTC start
+    /// time (ttop-YYYYMMDDTHHMMSSZ.ttop), the oldest deleted past --keep / --max-size.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// With --dir: start a new file every PERIOD, aligned to the clock (30s, 15m, 1h, 1d;
+    /// default 1h).
+    #[arg(long, value_name = "PERIOD", value_parser = parse_span, requires = "dir", conflicts_with = "output")]
+    pub rotate: Option<Duration>,
+
+    /// With --dir: delete files that ended longer ago than this (12h, 7d; default 7d).
+    #[arg(long, value_name = "AGE", value_parser = parse_span, requires = "dir", conflicts_with = "output")]
+    pub keep: Option<Duration>,
+
+    /// With --dir: also delete the oldest files while the directory's recordings take
+    /// more than this (500M, 2G, bytes without a suffix).
+    #[arg(long = "max-size", value_name = "SIZE", value_parser = parse_size, requires = "dir", conflicts_with = "output")]
+    pub max_size: Option<u64>,
 
     /// Stop after this long: seconds, or with an s/m/h suffix (90, 15m, 2h).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
 
-    /// Only these processes (-p 1,2 or -p 1 -p 2).
-    #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',')]
-    pub pids: Vec<u32>,
+    /// Also serve the current frame as OpenMetrics on http://ADDR/metrics (as `ttop serve`).
+    #[arg(long = "metrics", value_name = "ADDR")]
+    pub metrics: Option<String>,
+
+    /// With --metrics: how many processes and futex words get their own labelled series
+    /// (default 10).
+    #[arg(long = "top", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100), requires = "metrics")]
+    pub top: Option<u16>,
+
+    #[command(flatten)]
+    pub collect: CollectArgs,
+}
+
+impl RecordArgs {
+    pub const DEFAULT_ROTATE: Duration = Duration::from_secs(3600);
+    pub const DEFAULT_KEEP: Duration = Duration::from_secs(7 * 86_400);
+    pub const DEFAULT_TOP: u16 = 10;
 }
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// A recording made by `ttop record` or `ttop --record`.
-    #[arg(value_name = "FILE")]
+    /// A recording made by `ttop record` or `ttop --record`, or a directory written by
+    /// `ttop record --dir` (played across its files; a file in it plays from there on).
+    #[arg(value_name = "FILE|DIR")]
     pub file: PathBuf,
 
     /// Print the recorded frames as JSON Lines (the schema of `ttop --json`).
@@ -117,6 +192,198 @@ pub struct ReplayArgs {
     /// Start with the process table narrowed to these PIDs (`p` changes it).
     #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',')]
     pub pids: Vec<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where to listen: PORT, :PORT (both on 127.0.0.1) or HOST:PORT (0.0.0.0:9464 for
+    /// every interface).
+    #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:9464")]
+    pub listen: String,
+
+    /// How many processes and futex words get their own labelled series (the label
+    /// cardinality stays bounded however many processes run).
+    #[arg(long = "top", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub top: u16,
+
+    #[command(flatten)]
+    pub collect: CollectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// What a collecting run uses: the interval, real-time priority and the collector's
+/// configuration, from the top-level flags and (winning) the subcommand's.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub delay: Duration,
+    pub rt: bool,
+    pub cfg: crate::collect::Config,
+}
+
+impl Cli {
+    /// The settings for this run: the top-level flags, overridden by a collecting
+    /// subcommand's own.
+    pub fn settings(&self) -> Settings {
+        let sub = match &self.command {
+            Some(Command::Record(a)) => Some(&a.collect),
+            Some(Command::Serve(a)) => Some(&a.collect),
+            _ => None,
+        };
+        let mut pids = self.pids.clone();
+        let mut comm = self.comm.clone();
+        let (mut delay, mut rt, mut no_bpf) = (self.delay, self.rt, self.no_bpf);
+        if let Some(s) = sub {
+            delay = s.delay.unwrap_or(delay);
+            rt |= s.rt;
+            no_bpf |= s.no_bpf;
+            if !s.pids.is_empty() {
+                pids = s.pids.clone();
+            }
+            if s.comm.is_some() {
+                comm = s.comm.clone();
+            }
+        }
+        Settings {
+            delay,
+            rt,
+            cfg: crate::collect::Config {
+                bpf: !no_bpf,
+                pids: (!pids.is_empty()).then_some(pids),
+                comm,
+            },
+        }
+    }
+}
+
+/// Shell completions for `shell`, generated from these definitions (they never drift).
+pub fn completions(shell: Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    use clap_complete::{generate, shells};
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    match shell {
+        Shell::Bash => generate(shells::Bash, &mut cmd, "ttop", &mut out),
+        Shell::Zsh => generate(shells::Zsh, &mut cmd, "ttop", &mut out),
+        Shell::Fish => generate(shells::Fish, &mut cmd, "ttop", &mut out),
+    }
+    out
+}
+
+/// The man page (roff), generated from these definitions: ttop(1) with a section per
+/// subcommand.
+pub fn man_page() -> Vec<u8> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let mut out = Vec::new();
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render(&mut out).expect("writing to a Vec cannot fail");
+    // clap_mangen renders one command; each subcommand's own options follow as a
+    // section of this page, so `man ttop` holds everything.
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        out.extend_from_slice(
+            format!(
+                ".SH \"TTOP {}\"\n{}\n",
+                sub.get_name().to_uppercase(),
+                roff(&about)
+            )
+            .as_bytes(),
+        );
+        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+            let name = match (arg.get_short(), arg.get_long()) {
+                (Some(s), Some(l)) => format!("\\fB-{s}\\fR, \\fB--{l}\\fR"),
+                (None, Some(l)) => format!("\\fB--{l}\\fR"),
+                (Some(s), None) => format!("\\fB-{s}\\fR"),
+                (None, None) => String::new(),
+            };
+            let value = arg
+                .get_value_names()
+                .filter(|_| arg.get_action().takes_values())
+                .map(|v| {
+                    v.iter()
+                        .map(|n| format!("\\fI{n}\\fR"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let head = [name, value]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>();
+            out.extend_from_slice(format!(".TP\n{}\n{}\n", head.join(" "), roff(&help)).as_bytes());
+        }
+    }
+    out
+}
+
+/// Text made safe for roff: a backslash doubled, a line starting with . or ' escaped.
+fn roff(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .lines()
+        .map(|l| {
+            if l.starts_with(['.', '\'']) {
+                format!("\\&{l}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Parse a span for rotation and retention: a duration (see `parse_duration`) or days
+/// with a d suffix ("7d").
+pub fn parse_span(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Some(days) = t.strip_suffix('d') {
+        let d = days
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e6)
+            .ok_or_else(|| format!("'{s}' is not a duration (examples: 30s, 15m, 1h, 7d)"))?;
+        return Ok(Duration::from_secs_f64(d * 86_400.0));
+    }
+    parse_duration(t).map_err(|_| format!("'{s}' is not a duration (examples: 30s, 15m, 1h, 7d)"))
+}
+
+/// Parse a size: bytes, or with a K/M/G/T suffix (powers of 1024; a trailing B is allowed).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().trim_end_matches(['B', 'b']);
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let scale: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => return Err(format!("'{s}' is not a size (examples: 500M, 2G)")),
+            };
+            (&t[..i], scale)
+        }
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .map(|v| v * scale as f64)
+        .filter(|v| v.is_finite() && *v >= 1.0 && *v < 1e18)
+        .map(|v| v as u64)
+        .ok_or_else(|| format!("'{s}' is not a size (examples: 500M, 2G)"))
 }
 
 /// Parse a duration: plain seconds or with an s/m/h suffix ("90", "1.5h", "15m").
@@ -187,5 +454,58 @@ mod tests {
         for bad in ["", "0", "-5", "x", "5d", "NaNs", "infh", "1ms"] {
             assert!(parse_duration(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn spans_and_sizes() {
+        assert_eq!(parse_span("7d").unwrap(), Duration::from_secs(7 * 86_400));
+        assert_eq!(parse_span("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_span("3s").unwrap(), Duration::from_secs(3));
+        for bad in ["", "0d", "-1d", "xd", "d", "1ms"] {
+            assert!(parse_span(bad).is_err(), "{bad} accepted");
+        }
+        assert_eq!(parse_size("500M").unwrap(), 500 << 20);
+        assert_eq!(parse_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_size("2GB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        for bad in ["", "0", "-1M", "5X", "M"] {
+            assert!(parse_size(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn flags_are_offered_where_they_mean_something() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let flags = |name: &str| -> Vec<String> {
+            let sub = cmd.find_subcommand(name).expect(name);
+            sub.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .collect()
+        };
+        let replay = flags("replay");
+        for f in ["no-bpf", "rt", "delay", "comm"] {
+            assert!(!replay.iter().any(|x| x == f), "replay offers --{f}");
+        }
+        let record = flags("record");
+        for f in ["no-bpf", "rt", "delay", "comm", "pid", "dir", "metrics"] {
+            assert!(record.iter().any(|x| x == f), "record lacks --{f}");
+        }
+        let cli =
+            Cli::try_parse_from(["ttop", "-d", "2", "record", "-o", "x", "--comm", "db"]).unwrap();
+        let s = cli.settings();
+        assert_eq!(s.delay, Duration::from_secs(2));
+        assert_eq!(s.cfg.comm.as_deref(), Some("db"));
+        let cli = Cli::try_parse_from(["ttop", "-d", "2", "record", "-o", "x", "-d", "3"]).unwrap();
+        assert_eq!(
+            cli.settings().delay,
+            Duration::from_secs(3),
+            "the subcommand's own wins"
+        );
+        assert!(Cli::try_parse_from(["ttop", "replay", "f", "--no-bpf"]).is_err());
+        assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--dir", "d"]).is_err());
+        assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--rotate", "1h"]).is_err());
+        assert!(Cli::try_parse_from(["ttop", "record"]).is_err());
+        assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--top", "3"]).is_err());
     }
 }

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod collect;
 pub mod model;
 pub mod record;
+pub mod serve;
 pub mod stop;
 pub mod ui;
 pub mod util;

@@ -6,31 +6,36 @@ use clap::Parser;
 
 use ttop::cli::{Cli, Command};
 use ttop::collect::{self, Collector, Config};
+
 use ttop::model::{Sample, derive};
 use ttop::record::writer::{Writer, header_for};
 
 fn main() -> ExitCode {
     ttop::util::tune_allocator();
     let cli = Cli::parse();
-    if cli.rt {
+    match &cli.command {
+        Some(Command::Completions(a)) => return print_generated(ttop::cli::completions(a.shell)),
+        Some(Command::Man) => return print_generated(ttop::cli::man_page()),
+        _ => {}
+    }
+    let settings = cli.settings();
+    if settings.rt {
         // The whole process, before any thread starts (threads inherit it): loading the
         // probes, deriving and drawing must not be starved either.
         if let Err(e) = collect::collector::raise_priority() {
             eprintln!("ttop: --rt: cannot use SCHED_FIFO ({e}); continuing at normal priority");
         }
     }
-    if let Err(e) = collect::filter::check_pids(&cli.pids) {
+    if let Err(e) = collect::filter::check_pids(settings.cfg.pids.as_deref().unwrap_or(&[])) {
         eprintln!("ttop: {e}");
         return ExitCode::FAILURE;
     }
-    let cfg = Config {
-        bpf: !cli.no_bpf,
-        pids: (!cli.pids.is_empty()).then(|| cli.pids.clone()),
-        comm: cli.comm.clone(),
-    };
+    let cfg = settings.cfg.clone();
     let result = match &cli.command {
+        Some(Command::Completions(_) | Command::Man) => Ok(()),
         Some(Command::Probe) => probe(&cfg),
-        Some(Command::Record(args)) => ttop::record::headless::record(&cli, &cfg, args),
+        Some(Command::Record(args)) => ttop::record::headless::record(&settings, args),
+        Some(Command::Serve(args)) => ttop::serve::serve(&settings, args),
         Some(Command::Replay(args)) if args.json || cli.json => {
             ttop::record::dump::replay_json(&args.file)
         }
@@ -44,6 +49,17 @@ fn main() -> ExitCode {
             eprintln!("ttop: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Completions and the man page go to stdout; a closed pipe (`| head`) is not an error.
+fn print_generated(bytes: Vec<u8>) -> ExitCode {
+    match std::io::stdout().lock().write_all(&bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("ttop: {e}");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::SUCCESS,
     }
 }
 

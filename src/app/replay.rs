@@ -13,7 +13,7 @@ use super::replay_keys::{ReplayAction, replay_action_for};
 use super::state::edit_prompt;
 use super::term_input::{Input, TermInput};
 use crate::cli::{Cli, ReplayArgs};
-use crate::record::Reader;
+use crate::record::Series;
 use crate::record::player::Player;
 
 /// The player, the App it feeds, and the "go to" prompt.
@@ -99,7 +99,7 @@ impl Session {
 
 pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = &args.file;
-    let reader = Reader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let reader = Series::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if reader.len() < 2 {
         anyhow::bail!(
             "{}: {} sample(s) recorded: at least two are needed for one frame",
@@ -108,9 +108,16 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
         );
     }
     let first_note = reader.notes().first().cloned().or_else(|| {
-        reader
-            .cut_at()
-            .map(|at| format!("the file is cut short at byte {at}; every complete frame is here"))
+        reader.cuts().first().map(|(file, at)| {
+            if reader.files() > 1 {
+                format!(
+                    "{} is cut short at byte {at} (still being written?)",
+                    file.display()
+                )
+            } else {
+                format!("the file is cut short at byte {at}; every complete frame is here")
+            }
+        })
     });
     let mut s = Session {
         player: Player::new(reader),

@@ -1,4 +1,4 @@
-//! `ttop replay FILE --json`: the recorded Frames as JSON Lines, derived exactly as
+//! `ttop replay FILE|DIR --json`: the recorded Frames as JSON Lines, derived exactly as
 //! `ttop --json` derived them live (the first Sample only primes, as it does live).
 //! Problems with the file go to stderr, one line each; complete frames are never lost
 //! to a damaged neighbour beyond the keyframe group that depends on it.
@@ -8,14 +8,14 @@ use std::path::Path;
 
 use anyhow::{Result, anyhow};
 
-use super::reader::Reader;
+use super::series::Series;
 use crate::model::{Sample, derive};
 
 pub fn replay_json(path: &Path) -> Result<()> {
-    let mut r = Reader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let mut r = Series::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let warn = |m: &str| eprintln!("ttop: {}: {m}", path.display());
     for n in r.notes() {
-        warn(n);
+        warn(&n);
     }
     let sys = r.header().system.clone();
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -45,10 +45,16 @@ pub fn replay_json(path: &Path) -> Result<()> {
     if let Err(e) = out.flush() {
         return quiet_on_broken_pipe(e);
     }
-    if let Some(at) = r.cut_at() {
+    let files = r.files();
+    for (file, at) in r.cuts() {
+        let what = if files > 1 {
+            format!("{} is", file.display())
+        } else {
+            "the file is".to_string()
+        };
         warn(&format!(
-            "the file is cut short inside a frame at byte {at} (the recorder was stopped \
-             abruptly?); every complete frame was replayed"
+            "{what} cut short inside a frame at byte {at} (the recorder was stopped \
+             abruptly, or is still writing it); every complete frame was replayed"
         ));
     }
     if r.len() < 2 {

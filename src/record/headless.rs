@@ -1,6 +1,8 @@
-//! `ttop record -o FILE`: collect without a dashboard (nohup, tmux, systemd) until the
-//! duration is up or a signal (SIGINT, SIGTERM, SIGHUP) arrives, then close the file
-//! cleanly. A one-line status goes to stderr every few seconds when it is a terminal.
+//! `ttop record -o FILE` / `ttop record --dir DIR`: collect without a dashboard (nohup,
+//! tmux, systemd) until the duration is up or a signal (SIGINT, SIGTERM, SIGHUP)
+//! arrives, then close the file cleanly. A one-line status goes to stderr every few
+//! seconds when it is a terminal. With `--metrics ADDR` the same process serves the
+//! current frame as OpenMetrics (see `crate::serve`).
 
 use std::io::Write;
 use std::sync::mpsc::sync_channel;
@@ -8,39 +10,131 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::continuous::Rotating;
+use super::rotate::Retention;
 use super::writer::{Writer, header_for};
-use crate::cli::{Cli, RecordArgs};
-use crate::collect::{Collector, Config, collector};
-use crate::model::Sample;
+use crate::cli::{RecordArgs, Settings};
+use crate::collect::{Collector, collector};
+use crate::model::{Sample, derive};
+use crate::serve::{Exporter, http};
 
 const STATUS_EVERY: Duration = Duration::from_secs(5);
 
-pub fn record(cli: &Cli, cfg: &Config, args: &RecordArgs) -> Result<()> {
-    let mut cfg = cfg.clone();
-    if !args.pids.is_empty() {
-        crate::collect::filter::check_pids(&args.pids).map_err(anyhow::Error::msg)?;
-        cfg.pids = Some(args.pids.clone());
+/// Where the Samples go: one file, or a directory of rotated files.
+enum Sink {
+    File(Writer),
+    Dir(Box<Rotating>),
+}
+
+impl Sink {
+    fn append(&mut self, s: &Sample) -> Result<()> {
+        match self {
+            Sink::File(w) => w.append(s),
+            Sink::Dir(r) => r.append(s),
+        }
     }
+
+    fn frames(&self) -> u64 {
+        match self {
+            Sink::File(w) => w.frames(),
+            Sink::Dir(r) => r.frames(),
+        }
+    }
+
+    fn status(&self) -> (String, u64) {
+        match self {
+            Sink::File(w) => (w.path().display().to_string(), w.bytes()),
+            Sink::Dir(r) => r.writer().map_or_else(
+                || (r.dir().display().to_string(), 0),
+                |w| (w.path().display().to_string(), w.bytes()),
+            ),
+        }
+    }
+
+    /// Close cleanly and say what was recorded.
+    fn finish(self) -> Result<String> {
+        let frames = self.frames();
+        match self {
+            Sink::File(w) => {
+                let path = w.path().to_path_buf();
+                w.finish()?;
+                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+                Ok(format!(
+                    "recorded {frames} samples ({}) to {}",
+                    human_bytes(bytes),
+                    path.display()
+                ))
+            }
+            Sink::Dir(r) => {
+                let (files, dir) = (r.files, r.dir().to_path_buf());
+                r.finish()?;
+                Ok(format!(
+                    "recorded {frames} samples into {files} file(s) in {}",
+                    dir.display()
+                ))
+            }
+        }
+    }
+}
+
+pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
+    let cfg = settings.cfg.clone();
     let pids = cfg.pids.clone();
     let sys = collector::system_info();
-    let mut writer = Writer::create(&args.output, &header_for(&sys, cli.delay, pids))?;
+    let mut sink = match (&args.output, &args.dir) {
+        (Some(path), _) => Sink::File(Writer::create(
+            path,
+            &header_for(&sys, settings.delay, pids),
+        )?),
+        (None, Some(dir)) => Sink::Dir(Box::new(Rotating::open(
+            dir,
+            args.rotate.unwrap_or(RecordArgs::DEFAULT_ROTATE),
+            Retention {
+                keep: args.keep.unwrap_or(RecordArgs::DEFAULT_KEEP),
+                max_size: args.max_size,
+            },
+            &sys,
+            settings.delay,
+            pids,
+        )?)),
+        (None, None) => anyhow::bail!("record needs -o FILE or --dir DIR"),
+    };
+    let stop = crate::stop::Stop::on_signals()?;
+    let exporter = match &args.metrics {
+        Some(addr) => {
+            let e = Exporter::new(usize::from(args.top.unwrap_or(RecordArgs::DEFAULT_TOP)));
+            let server = http::Server::bind(addr, e.clone())?;
+            eprintln!("ttop: serving http://{}/metrics", server.addr());
+            server.spawn();
+            Some(e)
+        }
+        None => None,
+    };
     let c = Collector::new(&cfg);
     for p in &c.mode().problems {
         eprintln!("ttop: {p}");
     }
-    let stop = crate::stop::Stop::on_signals()?;
     let (tx, rx) = sync_channel::<Sample>(4);
-    let handle = collector::spawn(c, cli.delay, cli.rt, tx, stop.clone());
+    let handle = collector::spawn(c, settings.delay, settings.rt, tx, stop.clone());
     // SAFETY: isatty only inspects the descriptor.
     let tty = unsafe { libc::isatty(libc::STDERR_FILENO) } == 1;
     let t0 = Instant::now();
     let mut last_status = t0;
     let mut first: Option<Sample> = None;
+    let mut prev: Option<Sample> = None;
     let mut result = Ok(());
     while let Ok(s) = rx.recv() {
-        if let Err(e) = writer.append(&s) {
-            result = Err(e);
+        if let Err(e) = sink.append(&s) {
+            // A full disk: stop here. Finished files are complete and indexed; the file
+            // being written keeps every record written before (a reader re-indexes it).
+            result = Err(e.context("recording stopped; the files already written are kept"));
             break;
+        }
+        if let Some(e) = &exporter {
+            if let Some(p) = prev.as_ref() {
+                e.publish(&derive(&sys, Some(p), &s));
+            }
+            prev = Some(s.clone());
         }
         let base = first.get_or_insert_with(|| s.clone());
         let done = args
@@ -48,7 +142,7 @@ pub fn record(cli: &Cli, cfg: &Config, args: &RecordArgs) -> Result<()> {
             .is_some_and(|d| s.mono_ns.saturating_sub(base.mono_ns) >= d.as_nanos() as u64);
         if tty && last_status.elapsed() >= STATUS_EVERY {
             last_status = Instant::now();
-            status_line(&writer, t0.elapsed(), drops(base, &s));
+            status_line(&sink, t0.elapsed(), drops(base, &s));
         }
         if done || stop.is_set() {
             break;
@@ -60,14 +154,9 @@ pub fn record(cli: &Cli, cfg: &Config, args: &RecordArgs) -> Result<()> {
     if tty {
         eprintln!();
     }
-    let (frames, path) = (writer.frames(), writer.path().to_path_buf());
-    result.and(writer.finish())?;
-    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-    eprintln!(
-        "ttop: recorded {frames} samples ({}) to {}",
-        human_bytes(bytes),
-        path.display()
-    );
+    let summary = sink.finish();
+    result?;
+    eprintln!("ttop: {}", summary?);
     Ok(())
 }
 
@@ -81,18 +170,19 @@ fn drops(first: &Sample, s: &Sample) -> u64 {
     total(s).saturating_sub(total(first))
 }
 
-fn status_line(w: &Writer, elapsed: Duration, drops: u64) {
+fn status_line(sink: &Sink, elapsed: Duration, drops: u64) {
     let t = elapsed.as_secs();
+    let (path, bytes) = sink.status();
     let mut err = std::io::stderr().lock();
     let _ = write!(
         err,
         "\r\x1b[2Krecording {}: {}:{:02}:{:02} elapsed, {} frames, {}, {} drops",
-        w.path().display(),
+        path,
         t / 3600,
         t / 60 % 60,
         t % 60,
-        w.frames(),
-        human_bytes(w.bytes()),
+        sink.frames(),
+        human_bytes(bytes),
         drops
     );
     let _ = err.flush();

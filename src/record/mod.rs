@@ -9,6 +9,7 @@
 
 pub mod canon;
 pub mod codec;
+pub mod continuous;
 pub mod dump;
 pub mod format;
 pub mod headless;
@@ -16,9 +17,12 @@ pub mod index;
 pub mod live;
 pub mod player;
 pub mod reader;
+pub mod rotate;
+pub mod series;
 pub mod writer;
 
 pub use reader::Reader;
+pub use series::Series;
 pub use writer::Writer;
 
 #[cfg(test)]

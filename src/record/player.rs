@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::reader::Reader;
+use super::series::Series;
 use crate::model::{Frame, Sample, derive};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub struct ReplayBar {
 }
 
 pub struct Player {
-    reader: Reader,
+    reader: Series,
     pos: usize,
     /// The Sample at `pos` and the one before it, when they decoded.
     cur: Option<(usize, Sample)>,
@@ -78,8 +78,10 @@ pub struct Player {
 }
 
 impl Player {
-    /// Starts paused on the first frame (the first Sample only primes, as live).
-    pub fn new(reader: Reader) -> Player {
+    /// Starts paused on the first frame (the first Sample only primes, as live). A
+    /// Reader (one file) or a Series (a directory of rotated files) plays the same.
+    pub fn new(reader: impl Into<Series>) -> Player {
+        let reader = reader.into();
         let pos = 1.min(reader.len().saturating_sub(1));
         Player {
             reader,
@@ -103,12 +105,12 @@ impl Player {
         self.pos
     }
 
-    pub fn reader(&self) -> &Reader {
+    pub fn series(&self) -> &Series {
         &self.reader
     }
 
     fn wall(&self, i: usize) -> u64 {
-        self.reader.entries().get(i).map_or(0, |e| e.wall_ns)
+        self.reader.wall(i)
     }
 
     fn sample(&mut self, i: usize) -> Option<Sample> {
@@ -161,20 +163,25 @@ impl Player {
         let at = self.wall(self.pos) as f64 + secs * 1e9;
         let i = if secs >= 0.0 {
             // The first frame at or after the target, so a jump always moves.
-            let t = at.max(0.0) as u64;
-            self.reader.entries().partition_point(|e| e.wall_ns < t)
+            self.reader.first_from(at.max(0.0) as u64)
         } else {
             self.reader.position_at(at.max(0.0) as u64)
         };
         self.seek(i)
     }
 
-    /// "Go to": clock time of day in UTC (`14:05`, `14:05:30`), an offset from the start
-    /// (`90`, `5m`, `1h`), or relative to here (`+30s`, `-2m`).
+    /// "Go to": a UTC date and time (`2026-11-24 14:05`, for a directory of a week's
+    /// files), clock time of day in UTC (`14:05`, `14:05:30`: on the recording's first
+    /// day), an offset from the start (`90`, `5m`, `1h`), or relative to here (`+30s`,
+    /// `-2m`).
     pub fn goto(&mut self, text: &str) -> Result<(), String> {
         let t = text.trim();
-        let target = if t.contains(':') {
-            let secs = parse_clock(t).ok_or_else(|| format!("'{t}' is not a time (hh:mm[:ss])"))?;
+        let target = if let Some(at) = parse_date_time(t) {
+            at
+        } else if t.contains(':') {
+            let secs = parse_clock(t).ok_or_else(|| {
+                format!("'{t}' is not a time (hh:mm[:ss], YYYY-MM-DD hh:mm[:ss])")
+            })?;
             let start = self.wall(0);
             let day = start / 86_400_000_000_000 * 86_400_000_000_000;
             let mut at = day + secs * 1_000_000_000;
@@ -244,6 +251,25 @@ impl Player {
     }
 }
 
+/// "YYYY-MM-DD hh:mm[:ss]" (or with a T) in UTC, as ns since the epoch.
+fn parse_date_time(t: &str) -> Option<u64> {
+    let b = t.as_bytes();
+    if b.len() < 16 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b' ' | b'T') {
+        return None;
+    }
+    let (y, m, d): (i64, u32, u32) = (
+        t[..4].parse().ok()?,
+        t[5..7].parse().ok()?,
+        t[8..10].parse().ok()?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let days = super::rotate::days_from_civil(y, m, d);
+    let secs = u64::try_from(days).ok()? * 86_400 + parse_clock(t[11..].trim())?;
+    Some(secs * 1_000_000_000)
+}
+
 /// Seconds since midnight of "hh:mm" or "hh:mm:ss".
 fn parse_clock(t: &str) -> Option<u64> {
     let parts: Vec<u64> = t
@@ -262,8 +288,8 @@ fn parse_clock(t: &str) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::model::fixtures::{synthetic, system};
-    use crate::record::Writer;
     use crate::record::writer::header_for;
+    use crate::record::{Reader, Writer};
 
     const SEC: u64 = 1_000_000_000;
 
@@ -320,7 +346,7 @@ mod tests {
     #[test]
     fn frames_equal_what_derive_gives_in_order() {
         let (mut pl, p) = player("frames");
-        let sys = pl.reader().header().system.clone();
+        let sys = pl.series().header().system.clone();
         let mut r = Reader::open(&p).unwrap();
         pl.seek(150);
         let f = pl.frame().unwrap();
@@ -344,5 +370,61 @@ mod tests {
         assert!(!pl.advance());
         assert!(!pl.playing, "stops at the end");
         let _ = std::fs::remove_file(&p);
+    }
+
+    /// A directory of two rotated files plays as one recording: positions, the frame
+    /// at the boundary (derived from the last Sample of the first file) and `g` to a
+    /// clock time in the second file.
+    #[test]
+    fn a_directory_plays_across_files_and_goto_reaches_the_second() {
+        use crate::record::{Series, rotate};
+        let dir = std::env::temp_dir().join(format!("ttop-player-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = 1_795_000_000 * SEC / (86_400 * SEC) * 86_400 * SEC + 10 * 3600 * SEC;
+        let mut all = Vec::new();
+        for part in 0..2u64 {
+            let start = t0 + part * 100 * SEC;
+            let p = dir.join(rotate::file_name(start));
+            let mut w =
+                Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
+            for j in 0..100 {
+                let i = part * 100 + j;
+                let mut s = synthetic(2, 2, 10 + i);
+                s.seq = i;
+                s.wall_ns = t0 + i * SEC;
+                s.mono_ns = 1000 * SEC + i * SEC;
+                w.append(&s).unwrap();
+                all.push(s);
+            }
+            w.finish().unwrap();
+        }
+        let mut pl = Player::new(Series::open(&dir).unwrap());
+        assert_eq!(pl.len(), 200);
+        pl.seek(100);
+        let sys = pl.series().header().system.clone();
+        assert_eq!(pl.frame().unwrap(), derive(&sys, Some(&all[99]), &all[100]));
+        pl.goto("10:02:30").unwrap();
+        assert_eq!(pl.position(), 150);
+        assert_eq!(pl.frame().unwrap().seq, 150);
+        let day = t0 / SEC / 86_400;
+        let (y, m, d) = {
+            let name = rotate::file_name(t0);
+            (
+                name[5..9].to_string(),
+                name[9..11].to_string(),
+                name[11..13].to_string(),
+            )
+        };
+        assert_eq!(day * 86_400 * SEC + 10 * 3600 * SEC, t0);
+        pl.goto(&format!("{y}-{m}-{d} 10:01:45")).unwrap();
+        assert_eq!(pl.position(), 105);
+        pl.goto(&format!("{y}-{m}-{d}T10:00:10")).unwrap();
+        assert_eq!(pl.position(), 10);
+        assert!(pl.goto(&format!("{y}-13-{d} 10:00")).is_err());
+        pl.goto("10:02:30").unwrap();
+        pl.jump(-60.0);
+        assert_eq!(pl.position(), 90, "back across the boundary");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -53,8 +53,12 @@ impl Writer {
             .open(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
         let head = encode_file_header(header);
-        file.write_all(&head)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        if let Err(e) = file.write_all(&head) {
+            // No frame is in it, and a file without a whole header is no recording: a
+            // full disk must not leave one behind among the finished files.
+            let _ = std::fs::remove_file(path);
+            return Err(e).with_context(|| format!("cannot write {}", path.display()));
+        }
         Ok(Writer {
             file,
             path: path.to_path_buf(),

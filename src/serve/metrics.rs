@@ -1,0 +1,308 @@
+//! One Frame as OpenMetrics text (prometheus-client's encoder). Everything is a gauge
+//! about the last interval: counts are divided by the measured interval (`_per_second`),
+//! as the dashboard shows them. Series with a process or futex label are limited to the
+//! `top` rows, so the label cardinality does not grow with the number of processes;
+//! CPU and lock-type labels are bounded by the machine and the kernel.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::model::Frame;
+
+type G = Gauge<f64, AtomicU64>;
+type Labels = Vec<(String, String)>;
+type Fam = Family<Labels, G>;
+
+/// Registers gauges on a registry as they are given values.
+struct Out {
+    reg: Registry,
+}
+
+impl Out {
+    fn one(&mut self, name: &str, help: &str, v: Option<f64>) {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            let g = G::default();
+            g.set(v);
+            self.reg.register(name, help, g);
+        }
+    }
+
+    /// A labelled gauge; rows whose value is None are left out.
+    fn family(
+        &mut self,
+        name: &str,
+        help: &str,
+        rows: impl IntoIterator<Item = (Labels, Option<f64>)>,
+    ) {
+        let fam = Fam::default();
+        let mut any = false;
+        for (labels, v) in rows {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                fam.get_or_create(&labels).set(v);
+                any = true;
+            }
+        }
+        if any {
+            self.reg.register(name, help, fam);
+        }
+    }
+}
+
+fn l(pairs: &[(&str, String)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// The OpenMetrics text of `f`, with at most `top` processes and `top` futex words.
+pub fn render(f: &Frame, top: usize) -> String {
+    let mut o = Out {
+        reg: Registry::with_prefix("ttop"),
+    };
+    let per_s = |n: f64| (f.interval_s > 0.0).then(|| n / f.interval_s);
+    o.one(
+        "frame_seq",
+        "Sequence number of the Sample this frame ends with (the JSON frame's seq)",
+        Some(f.seq as f64),
+    );
+    o.one(
+        "frame_timestamp_seconds",
+        "End of the interval, seconds since the Unix epoch",
+        Some(f.t),
+    );
+    o.one(
+        "interval_seconds",
+        "Measured length of the interval",
+        Some(f.interval_s),
+    );
+    o.one(
+        "bpf_mode",
+        "1 when eBPF runs, 0 in procfs-only mode",
+        Some(f64::from(u8::from(f.mode == "bpf"))),
+    );
+    let r = &f.runnable;
+    o.one(
+        "runnable_true_avg",
+        "Runnable threads (running + waiting for a CPU), time-weighted over the interval (eBPF)",
+        r.true_avg,
+    );
+    o.one(
+        "runnable_true_max",
+        "Most runnable threads at any instant in the interval (eBPF)",
+        r.true_max,
+    );
+    o.one(
+        "runnable_scan_running",
+        "Threads in state R seen by the /proc scan (top's view)",
+        Some(f64::from(r.scan_running)),
+    );
+    o.one(
+        "runnable_procs_running",
+        "procs_running from /proc/stat at the end of the interval",
+        Some(f64::from(r.procs_running)),
+    );
+    o.one(
+        "runnable_undercount",
+        "true_avg / scan_running when the scan undercounts",
+        r.undercount,
+    );
+
+    let cpu = |c: u32| l(&[("cpu", c.to_string())]);
+    o.family(
+        "cpu_util_percent",
+        "CPU busy share from /proc/stat",
+        f.cpus.iter().map(|c| (cpu(c.cpu), Some(c.util))),
+    );
+    o.family(
+        "cpu_runqueue_avg",
+        "Run-queue length (running + waiting), time-weighted",
+        f.cpus.iter().map(|c| (cpu(c.cpu), c.runq_avg)),
+    );
+    o.family(
+        "cpu_runqueue_max",
+        "Longest run queue at any instant",
+        f.cpus
+            .iter()
+            .map(|c| (cpu(c.cpu), c.runq_max.map(f64::from))),
+    );
+    o.family(
+        "cpu_tlb_shootdowns_per_second",
+        "TLB shootdown IPIs received",
+        f.cpus
+            .iter()
+            .map(|c| (cpu(c.cpu), c.tlb_shootdowns.and_then(|n| per_s(n as f64)))),
+    );
+    let ipi_rows = f.cpus.iter().flat_map(|c| {
+        let kinds = c.ipi.as_ref().map(|i| {
+            [
+                ("call_function", i.call_function),
+                ("call_function_single", i.call_function_single),
+                ("reschedule", i.reschedule),
+                ("irq_work", i.irq_work),
+            ]
+        });
+        kinds.into_iter().flatten().map(move |(k, n)| {
+            (
+                l(&[("cpu", c.cpu.to_string()), ("kind", k.to_string())]),
+                per_s(n as f64),
+            )
+        })
+    });
+    o.family(
+        "cpu_ipis_per_second",
+        "IPIs received, by kind",
+        ipi_rows.collect::<Vec<_>>(),
+    );
+    if let Some(lat) = &f.latency {
+        let us = |v: Option<f64>| v.map(|v| v / 1e6);
+        o.family(
+            "cpu_latency_p99_seconds",
+            "Scheduling latency (wakeup to on-CPU), 99th percentile",
+            lat.cpus.iter().map(|c| (cpu(c.cpu), us(c.p99_us))),
+        );
+        o.family(
+            "cpu_latency_max_seconds",
+            "Scheduling latency, worst in the interval",
+            lat.cpus.iter().map(|c| (cpu(c.cpu), us(c.max_us))),
+        );
+    }
+    if let Some(t) = &f.tlb {
+        o.one(
+            "tlb_shootdowns_per_second",
+            "Remote TLB flushes run (what /proc/interrupts TLB counts)",
+            per_s(t.shootdowns as f64),
+        );
+        o.one(
+            "tlb_ipis_per_second",
+            "TLB shootdown IPIs sent",
+            per_s(t.ipis as f64),
+        );
+    }
+
+    // The top processes by thread creations, then true CPU: the churners seed 000 is about.
+    let mut procs: Vec<_> = f.procs.iter().collect();
+    procs.sort_by(|a, b| {
+        let key = |p: &crate::model::frame::ProcFrame| {
+            (
+                p.threads_created.unwrap_or(0),
+                p.cpu_pct_true.unwrap_or(p.cpu_pct_scan),
+            )
+        };
+        let (ka, kb) = (key(a), key(b));
+        kb.0.cmp(&ka.0)
+            .then(kb.1.total_cmp(&ka.1))
+            .then(a.pid.cmp(&b.pid))
+    });
+    procs.truncate(top);
+    let pl = |p: &crate::model::frame::ProcFrame| {
+        l(&[("pid", p.pid.to_string()), ("comm", p.comm.to_string())])
+    };
+    o.family(
+        "process_threads_created_per_second",
+        "Threads created (top processes by creations)",
+        procs
+            .iter()
+            .map(|p| (pl(p), p.threads_created.and_then(|n| per_s(n as f64)))),
+    );
+    o.family(
+        "process_ghost_threads_per_second",
+        "Threads born and dead between two scans (no scan saw them)",
+        procs
+            .iter()
+            .map(|p| (pl(p), p.ghost_threads.and_then(|n| per_s(n as f64)))),
+    );
+    o.family(
+        "process_cpu_true_percent",
+        "On-CPU time from eBPF, exited threads included (100 = one CPU)",
+        procs.iter().map(|p| (pl(p), p.cpu_pct_true)),
+    );
+    o.family(
+        "process_cpu_scan_percent",
+        "CPU% from /proc utime+stime (top's figure)",
+        procs.iter().map(|p| (pl(p), Some(p.cpu_pct_scan))),
+    );
+
+    let c = &f.contention;
+    let words = c.futexes.iter().take(top);
+    let fl = |w: &crate::model::contention_frame::FutexFrame| {
+        l(&[
+            ("pid", w.pid.to_string()),
+            ("comm", w.comm.clone()),
+            ("uaddr", format!("{:#x}", w.uaddr)),
+        ])
+    };
+    let words: Vec<_> = words.collect();
+    o.family(
+        "futex_contended_waits_per_second",
+        "Futex waits that slept (top words by contended waits)",
+        words.iter().map(|w| (fl(w), per_s(w.contended as f64))),
+    );
+    o.family(
+        "futex_wait_seconds_per_second",
+        "Time asleep in futex waits per second, summed over threads",
+        words.iter().map(|w| (fl(w), per_s(w.total_wait_ms / 1e3))),
+    );
+    let mut by_type: std::collections::BTreeMap<&str, (u64, f64)> = Default::default();
+    for lk in &c.locks {
+        let e = by_type.entry(lk.kind.as_str()).or_default();
+        e.0 += lk.contended;
+        e.1 += lk.total_wait_ms;
+    }
+    o.family(
+        "kernel_lock_contended_per_second",
+        "Kernel lock contentions, by lock type",
+        by_type
+            .iter()
+            .map(|(k, v)| (l(&[("type", k.to_string())]), per_s(v.0 as f64))),
+    );
+    o.family(
+        "kernel_lock_wait_seconds_per_second",
+        "Time waiting for kernel locks per second, by lock type",
+        by_type
+            .iter()
+            .map(|(k, v)| (l(&[("type", k.to_string())]), per_s(v.1 / 1e3))),
+    );
+    o.one(
+        "drops",
+        "Events lost this interval because a kernel map was full",
+        Some(f.drops as f64),
+    );
+    o.one(
+        "sched_gaps",
+        "Scheduler events this kernel did not deliver this interval",
+        Some(f.drops_by_map.sched_gaps as f64),
+    );
+
+    let mut text = String::new();
+    encode(&mut text, &o.reg).expect("writing to a String cannot fail");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::derive;
+    use crate::model::fixtures::{synthetic, system};
+
+    #[test]
+    fn labels_are_bounded_by_top() {
+        let (a, mut b) = (synthetic(300, 2, 10), synthetic(300, 2, 20));
+        b.mono_ns = a.mono_ns + 1_000_000_000;
+        b.wall_ns = a.wall_ns + 1_000_000_000;
+        let f = derive(&system(), Some(&a), &b);
+        assert!(f.procs.len() >= 300);
+        let text = render(&f, 5);
+        let series = text
+            .lines()
+            .filter(|l| l.starts_with("ttop_process_cpu_scan_percent{"))
+            .count();
+        assert_eq!(series, 5);
+        assert!(text.ends_with("# EOF\n"));
+        assert!(text.contains(&format!("ttop_frame_seq {}", f.seq)));
+    }
+}
