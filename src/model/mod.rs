@@ -3,6 +3,8 @@
 pub mod contention;
 pub mod contention_frame;
 pub mod derive;
+pub mod findings;
+pub mod findings_rules;
 pub mod fixtures;
 pub mod frame;
 pub mod ghosts;

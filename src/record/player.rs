@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::reader::Reader;
+use crate::model::findings::{WINDOW, Window};
 use crate::model::{Frame, Sample, derive};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +73,10 @@ pub struct Player {
     pos: usize,
     /// The Sample at `pos` and the one before it, when they decoded.
     cur: Option<(usize, Sample)>,
+    /// Findings over the frames up to `judged` (the last position pushed), so stepping
+    /// forward judges one frame and a jump rebuilds the window from WINDOW frames back.
+    window: Window,
+    judged: Option<usize>,
     pub playing: bool,
     pub speed: Speed,
     pub note: Option<String>,
@@ -85,6 +90,8 @@ impl Player {
             reader,
             pos,
             cur: None,
+            window: Window::new(),
+            judged: None,
             playing: false,
             speed: Speed::X1,
             note: None,
@@ -126,17 +133,33 @@ impl Player {
         }
     }
 
-    /// The Frame at the current position (None when that Sample is unreadable).
+    /// The Frame at the current position (None when that Sample is unreadable), with
+    /// the findings of the frames up to it, the same as live and `--json` saw them.
     pub fn frame(&mut self) -> Option<Frame> {
+        let pos = self.pos;
+        if pos == 0 || self.judged != Some(pos - 1) {
+            // A jump: judge the WINDOW - 1 frames before this one again.
+            self.window.clear();
+            let from = pos.saturating_sub(WINDOW - 1).max(1);
+            for i in from..pos {
+                if let Some(mut f) = self.derive_at(i) {
+                    self.window.push(&mut f);
+                }
+            }
+        }
+        let mut f = self.derive_at(pos)?;
+        self.window.push(&mut f);
+        self.judged = Some(pos);
+        Some(f)
+    }
+
+    /// The Frame of position `i` without findings (Samples i - 1 and i).
+    fn derive_at(&mut self, i: usize) -> Option<Frame> {
         let sys = self.reader.header().system.clone();
-        let prev = if self.pos > 0 {
-            self.sample(self.pos - 1)
-        } else {
-            None
-        };
-        let cur = self.sample(self.pos)?;
+        let prev = if i > 0 { self.sample(i - 1) } else { None };
+        let cur = self.sample(i)?;
         let f = derive(&sys, prev.as_ref(), &cur);
-        self.cur = Some((self.pos, cur));
+        self.cur = Some((i, cur));
         Some(f)
     }
 
