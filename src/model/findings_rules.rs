@@ -37,10 +37,13 @@ pub const SATURATION_CRIT_PER_CPU: f64 = 2.0;
 /// hot_lock: contended waits per second on one futex word. Each is a sleep and a wake,
 /// two context switches; fewer than this costs little.
 pub const HOT_LOCK_WAITS_PER_S: f64 = 100.0;
-/// ...its waiters sleep more than one thread's worth of time (wait ms per ms): more
-/// than one waiter at a time on average, a queue. One thread sleeping on its own timed
-/// wait or condition variable never exceeds 1.
+/// ...and more than one thread wants it at once, shown either way: its waiters sleep
+/// more than one thread's worth of time (wait ms per ms: a queue; one thread sleeping
+/// on its own wait never exceeds 1), or waits that found the word changed (EAGAIN)
+/// are at least as many as those that slept (other threads took and released it in
+/// between: a handoff between one waiter and one waker has almost none).
 pub const HOT_LOCK_WAIT_SHARE: f64 = 1.0;
+pub const HOT_LOCK_EAGAIN_PER_WAIT: f64 = 1.0;
 /// ...the waits are ended by wakes on the word (woken >= half the waits), not by
 /// timeouts: a timed wait that expires has nobody waking it.
 pub const HOT_LOCK_WOKEN_SHARE: f64 = 0.5;
@@ -74,6 +77,11 @@ pub const SCHED_STALL_CRIT_MS: f64 = 250.0;
 pub const TLB_STORM_PER_S: f64 = 1000.0;
 /// Critical at 20,000/s: seed 000's storm, CPUs spend percent of their time flushing.
 pub const TLB_STORM_CRIT_PER_S: f64 = 20_000.0;
+
+/// lost_data: scheduler events the kernel skipped per second. One now and then moves
+/// no figure visibly (a busy machine shows one or two a second); ten a second is a
+/// collector falling behind. Any event a full map dropped counts at once.
+pub const LOST_SCHED_GAPS_PER_S: f64 = 10.0;
 
 /// Stable key of a candidate (a process, a word, a lock), mixed from its parts.
 fn key(parts: &[u64]) -> u64 {
@@ -247,8 +255,10 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
         let rate = w.contended as f64 / secs;
         let share = w.total_wait_ms / 1e3 / secs;
         let avg_ms = w.avg_wait_us / 1e3;
+        let queue = share > HOT_LOCK_WAIT_SHARE
+            || w.eagain as f64 >= HOT_LOCK_EAGAIN_PER_WAIT * w.contended as f64;
         if rate < HOT_LOCK_WAITS_PER_S
-            || share <= HOT_LOCK_WAIT_SHARE
+            || !queue
             || (w.woken as f64) < HOT_LOCK_WOKEN_SHARE * w.contended as f64
             || avg_ms > HOT_LOCK_MAX_AVG_WAIT_MS
         {
@@ -269,9 +279,12 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             pids: vec![w.pid],
             addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
             summary: format!(
-                "futex {:x} in {}({}){at}: {rate:.0} waits/s, {share:.1} threads asleep on it \
-                 at a time: shorten the critical section or shard the lock",
-                w.uaddr, w.comm, w.pid
+                "futex {:x} in {}({}){at}: {rate:.0} waits/s, {:.0} retries/s, {share:.1} \
+                 threads asleep on it: shorten the critical section or shard the lock",
+                w.uaddr,
+                w.comm,
+                w.pid,
+                w.eagain as f64 / secs
             ),
             figures: fig(&[
                 ("contended_per_s", rate),
@@ -279,6 +292,8 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                 ("avg_wait_us", w.avg_wait_us),
                 ("max_wait_us", w.max_wait_us),
                 ("woken_per_s", w.woken as f64 / secs),
+                ("eagain_per_s", w.eagain as f64 / secs),
+                ("waiters_avg", share),
             ]),
             view: "futexes",
             key: key(&[u64::from(w.pid), w.uaddr]),
@@ -461,10 +476,13 @@ fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
 fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
     let c = &fr.contention.contention_drops;
     // Missing user stacks only leave callers unnamed; every other drop loses counts.
-    let lost = fr.drops + c.total() - c.stacks;
-    if lost == 0 {
+    let gaps = fr.drops_by_map.sched_gaps;
+    let maps = fr.drops - gaps + c.total() - c.stacks;
+    let secs = fr.interval_s.max(1e-3);
+    if maps == 0 && (gaps as f64) < LOST_SCHED_GAPS_PER_S * secs {
         return;
     }
+    let lost = maps + gaps;
     out.push(Finding {
         kind: "lost_data",
         severity: Severity::Info,
@@ -475,7 +493,7 @@ fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
         figures: fig(&[
             ("lost", lost as f64),
             ("sched_gaps", fr.drops_by_map.sched_gaps as f64),
-            ("contention", (c.total() - c.stacks) as f64),
+            ("map_drops", maps as f64),
         ]),
         view: "main",
         key: 0,
