@@ -32,34 +32,43 @@ pub fn lines(fr: &Frame, max: usize, selected: usize, th: &Theme) -> Vec<Line<'s
     }
     if fr.mode != "bpf" {
         return vec![Line::from(Span::styled(
-            format!(" findings need eBPF (run as root): {}", KINDS.join(", ")),
+            format!(
+                " findings need eBPF: none of the {} kinds is guessed from /proc ({})",
+                KINDS.len(),
+                KINDS.join(" ")
+            ),
             th.dim,
         ))];
     }
     let n = fr.findings.len();
-    let mut out: Vec<Line<'static>> = fr
-        .findings
+    let shown = n.min(max);
+    fr.findings
         .iter()
         .enumerate()
-        .take(max)
+        .take(shown)
         .map(|(i, f)| {
             let mark = if i == selected % n.max(1) { "›" } else { " " };
+            // The last line says how many more there are (--json lists them all).
+            let more = if i + 1 == shown && n > shown {
+                format!("+{} ", n - shown)
+            } else {
+                String::new()
+            };
             let style = match (f.active, f.severity) {
                 (false, _) => th.dim,
                 (true, Severity::Critical) => th.alert,
                 (true, Severity::Warning) => th.warn,
                 (true, Severity::Info) => th.normal,
             };
-            let age = (fr.t - f.since).max(0.0);
             let when = if f.active {
-                format!("{:.0}s", age + fr.interval_s)
+                format!("{:.0}s", (fr.t - f.since).max(0.0) + fr.interval_s)
             } else {
                 "past".to_string()
             };
             Line::from(vec![
                 Span::styled(
                     format!(
-                        "{mark}[{}] {} {} {when}: ",
+                        "{mark}{more}[{}] {} {} {when}: ",
                         key_of(view_of(f)),
                         f.severity.label(),
                         f.kind
@@ -69,17 +78,15 @@ pub fn lines(fr: &Frame, max: usize, selected: usize, th: &Theme) -> Vec<Line<'s
                 Span::styled(fmt::inert(&f.summary), style),
             ])
         })
-        .collect();
-    if n > max
-        && let Some(last) = out.last_mut()
-    {
-        *last = Line::from(Span::styled(
-            format!(
-                " … and {} more findings (--json lists them all)",
-                n - max + 1
-            ),
-            th.dim,
-        ));
-    }
-    out
+        .collect()
+}
+
+/// Whether a screen line is a findings line (for tests): "›[3] ", " +2 [1] ".
+pub fn is_finding_line(l: &str) -> bool {
+    let l = l.trim_start_matches(['›', ' ']);
+    let l = match l.strip_prefix('+') {
+        Some(r) => r.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start(),
+        None => l,
+    };
+    l.len() > 4 && l.starts_with('[') && l.as_bytes()[2] == b']'
 }
