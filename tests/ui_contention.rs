@@ -106,9 +106,18 @@ fn overview_findings_80x24() {
     let t = text(&app, 80, 24);
     // Two lines at 80x24, the most severe first, marked for the evidence key.
     let first = t.lines().nth(1).unwrap();
-    assert!(first.starts_with("›[") && first.contains(fr.findings[0].kind), "{t}");
+    assert!(
+        first.starts_with("›[") && first.contains(fr.findings[0].kind),
+        "{t}"
+    );
     let n = fr.findings.len();
-    assert!(t.lines().nth(2).unwrap().starts_with(&format!(" +{} [", n - 2)), "{t}");
+    assert!(
+        t.lines()
+            .nth(2)
+            .unwrap()
+            .starts_with(&format!(" +{} [", n - 2)),
+        "{t}"
+    );
     // No more "contention" for a futex that nobody queues on.
     assert!(!t.contains("contention: futex"), "{t}");
     snap!("overview_findings_80x24", t);
@@ -119,7 +128,10 @@ fn overview_findings_160x50() {
     let app = judged_app(10);
     let t = text(&app, 160, 50);
     let n = app.frame.as_ref().unwrap().findings.len().min(5);
-    let shown = t.lines().filter(|l| ttop::ui::findings::is_finding_line(l)).count();
+    let shown = t
+        .lines()
+        .filter(|l| ttop::ui::findings::is_finding_line(l))
+        .count();
     assert_eq!(shown, n, "{t}");
     snap!("overview_findings_160x50", t);
 }

@@ -369,3 +369,68 @@ mod tests {
         let _ = std::fs::remove_file(&p);
     }
 }
+
+#[cfg(test)]
+mod findings_tests {
+    use super::*;
+    use crate::model::findings::Window;
+    use crate::model::fixtures::{incident, synthetic, system};
+    use crate::record::Writer;
+    use crate::record::writer::header_for;
+
+    /// A quiet stretch, an incident (saturation, churn, ...) for 12 intervals, quiet again.
+    fn recording() -> (Vec<Sample>, std::path::PathBuf) {
+        let p = std::env::temp_dir().join(format!("ttop-player-findings-{}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        let mut w =
+            Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
+        let mut all = Vec::new();
+        for i in 0..40u64 {
+            let mut s = if (10..22).contains(&i) {
+                incident(i, true)
+            } else {
+                // Without eBPF: nothing is guessed, so nothing shows.
+                let mut s = synthetic(2, 2, 10 + i);
+                s.bpf = None;
+                s
+            };
+            s.seq = i;
+            w.append(&s).unwrap();
+            all.push(s);
+        }
+        w.finish().unwrap();
+        (all, p)
+    }
+
+    /// Replay shows the findings live showed, at the same frames, however it got there.
+    #[test]
+    fn findings_come_back_at_the_same_frames_after_seeks() {
+        let (samples, p) = recording();
+        let sys = system();
+        let mut w = Window::new();
+        let want: Vec<_> = (1..samples.len())
+            .map(|i| {
+                let mut f = derive(&sys, Some(&samples[i - 1]), &samples[i]);
+                w.push(&mut f);
+                f.findings
+            })
+            .collect();
+        let first = want.iter().position(|f| !f.is_empty()).unwrap();
+        assert!(
+            first > 10,
+            "the incident's findings hold first: {first} {:?}",
+            want[first]
+                .iter()
+                .map(|f| (f.kind, &f.summary))
+                .collect::<Vec<_>>()
+        );
+        assert!(want.last().unwrap().is_empty(), "and end");
+        let mut pl = Player::new(Reader::open(&p).unwrap());
+        for pos in [1, 2, 3, 14, 15, 16, 30, 12, 25, 26, 24, 39, 13] {
+            pl.seek(pos);
+            let got = pl.frame().unwrap().findings;
+            assert_eq!(got, want[pos - 1], "position {pos}");
+        }
+        let _ = std::fs::remove_file(&p);
+    }
+}

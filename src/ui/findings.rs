@@ -85,7 +85,9 @@ pub fn lines(fr: &Frame, max: usize, selected: usize, th: &Theme) -> Vec<Line<'s
 pub fn is_finding_line(l: &str) -> bool {
     let l = l.trim_start_matches(['›', ' ']);
     let l = match l.strip_prefix('+') {
-        Some(r) => r.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start(),
+        Some(r) => r
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start(),
         None => l,
     };
     l.len() > 4 && l.starts_with('[') && l.as_bytes()[2] == b']'
