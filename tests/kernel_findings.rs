@@ -255,3 +255,41 @@ fn idle_futex_storm_on_a_1khz_ticker() {
     // One waiter handed a tick at a time is not a hot lock.
     assert!(fired(&frames, "hot_lock", pid).is_empty(), "{frames:#?}");
 }
+
+#[test]
+fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
+    if !require_root("mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader") {
+        return;
+    }
+    let _g = kernel_lock();
+    let (tt, rx) = ttop(10);
+    let start = now();
+    // Seed 002: a victim mapping and unmapping in a loop, and a reader of its
+    // /proc/PID/environ at nice 19 next to a spinner, preempted while it holds the lock.
+    let mut victim = spawn_workload("mmaplock", &["victim", "2", "4"]);
+    let vpid = pid_of(&mut victim);
+    let mut reader = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "3.5"]);
+    let rpid = pid_of(&mut reader);
+    // A nice-19 sleeper on CPU 1 behind 4 spinners there.
+    let mut sleeper = spawn_workload("wakelat", &["1", "4", "4", "1000", "19"]);
+    let spid = pid_of(&mut sleeper);
+    for w in [&mut reader, &mut victim, &mut sleeper] {
+        assert!(wait_timeout(w, Duration::from_secs(30)), "a workload hung");
+    }
+    let frames = rest(tt, rx);
+    let f = fires_within_5s(&frames, "mmap_lock_stall", vpid, start);
+    assert_eq!(f["view"], "locks");
+    let holders: Vec<_> = fired(&frames, "mmap_lock_stall", vpid)
+        .iter()
+        .map(|(_, f)| f["pids"].clone())
+        .collect();
+    assert!(
+        holders
+            .iter()
+            .any(|p| p.as_array().unwrap().iter().any(|p| p == rpid)),
+        "the reader is never named as the holder: {holders:?}"
+    );
+    let f = fires_within_5s(&frames, "sched_stall", spid, start);
+    assert!(f["figures"]["max_wait_ms"].as_f64().unwrap() >= 50.0, "{f}");
+    assert!(f["summary"].as_str().unwrap().contains("UTC"), "{f}");
+}

@@ -116,6 +116,17 @@ pub fn observe(fr: &Frame) -> Vec<Finding> {
     out
 }
 
+/// `pids` without repeats, in order.
+fn dedup(pids: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(pids.len());
+    for &p in pids {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn name(fr: &Frame, pid: u32) -> String {
     fr.procs
         .iter()
@@ -349,12 +360,20 @@ fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
             } else {
                 Severity::Warning
             },
-            pids: vec![m.waiter_pid, m.holder_pid],
+            pids: dedup(&[m.victim_pid, m.waiter_pid, m.holder_pid]),
             summary: format!(
-                "{}({})'s threads waited up to {max_ms:.0} ms for its mmap_lock held by \
-                 {}({}): a reader of /proc/PID (environ, cmdline, maps) or a debugger; \
-                 don't throttle such readers, or read less often",
-                m.victim_comm, m.victim_pid, m.holder_comm, m.holder_pid
+                "{} waited up to {max_ms:.0} ms for {}({})'s mmap_lock held by {}({}): a \
+                 reader of /proc/PID (environ, cmdline, maps) or a debugger; don't throttle \
+                 such readers, or read less often",
+                if m.waiter_pid == m.victim_pid {
+                    "its threads".to_string()
+                } else {
+                    name(fr, m.waiter_pid)
+                },
+                m.victim_comm,
+                m.victim_pid,
+                m.holder_comm,
+                m.holder_pid
             ),
             figures: fig(&[
                 ("max_wait_ms", max_ms),

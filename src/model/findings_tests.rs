@@ -181,6 +181,12 @@ fn mmap_lock_stall_edges() {
     let f = stall(31999, edge);
     assert_eq!(f[0].kind, "mmap_lock_stall");
     assert_eq!(f[0].pids, [4242, 31999]);
+    assert!(
+        f[0].summary
+            .starts_with("its threads waited up to 10 ms for (4242)'s"),
+        "{}",
+        f[0].summary
+    );
     assert!(stall(31999, edge - 1.0).is_empty());
     assert!(stall(4242, edge * 10.0).is_empty(), "its own threads");
     assert!(stall(0, edge * 10.0).is_empty(), "no holder seen");
