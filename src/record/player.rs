@@ -153,6 +153,49 @@ impl Player {
         Some(f)
     }
 
+    /// Go to the next (`forward`) or previous position where a finding starts showing
+    /// (one that was not active at the position before). Judges the frames on the way,
+    /// in order, as live did; `false` (and a note) when there is none.
+    pub fn seek_finding(&mut self, forward: bool) -> bool {
+        let here = self.pos;
+        let (from, to) = if forward {
+            (here, self.len().saturating_sub(1))
+        } else {
+            (1.min(here), here.saturating_sub(1))
+        };
+        let mut prev_active: Vec<(&'static str, u64)> = Vec::new();
+        let mut found = None;
+        for i in from..=to {
+            self.pos = i;
+            let Some(f) = self.frame() else { continue };
+            let active: Vec<_> = f
+                .findings
+                .iter()
+                .filter(|f| f.active)
+                .map(|f| (f.kind, f.key))
+                .collect();
+            let onset = active.iter().any(|k| !prev_active.contains(k));
+            prev_active = active;
+            if onset && i != here {
+                found = Some(i);
+                if forward {
+                    break;
+                }
+            }
+        }
+        self.pos = here;
+        match found {
+            Some(i) => self.seek(i),
+            None => {
+                self.note = Some(format!(
+                    "no finding starts {} here",
+                    if forward { "after" } else { "before" }
+                ));
+                false
+            }
+        }
+    }
+
     /// The Frame of position `i` without findings (Samples i - 1 and i).
     fn derive_at(&mut self, i: usize) -> Option<Frame> {
         let sys = self.reader.header().system.clone();
@@ -346,8 +389,11 @@ mod tests {
         let sys = pl.reader().header().system.clone();
         let mut r = Reader::open(&p).unwrap();
         pl.seek(150);
-        let f = pl.frame().unwrap();
+        let mut f = pl.frame().unwrap();
         let want = derive(&sys, Some(&r.sample(149).unwrap()), &r.sample(150).unwrap());
+        // The findings are the window's (see findings_tests); the rest is derive's.
+        assert!(!f.findings.is_empty());
+        f.findings.clear();
         assert_eq!(f, want);
         let _ = std::fs::remove_file(&p);
     }
@@ -431,6 +477,43 @@ mod findings_tests {
             let got = pl.frame().unwrap().findings;
             assert_eq!(got, want[pos - 1], "position {pos}");
         }
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// n / N land where a finding starts showing: forward from the start, back from the end.
+    #[test]
+    fn next_and_previous_finding() {
+        let (samples, p) = recording();
+        let sys = system();
+        let mut w = Window::new();
+        let mut prev: Vec<(&str, u64)> = Vec::new();
+        let mut onsets = Vec::new();
+        for i in 1..samples.len() {
+            let mut f = derive(&sys, Some(&samples[i - 1]), &samples[i]);
+            w.push(&mut f);
+            let act: Vec<_> = f
+                .findings
+                .iter()
+                .filter(|f| f.active)
+                .map(|f| (f.kind, f.key))
+                .collect();
+            if act.iter().any(|k| !prev.contains(k)) {
+                onsets.push(i);
+            }
+            prev = act;
+        }
+        assert!(!onsets.is_empty());
+        let mut pl = Player::new(Reader::open(&p).unwrap());
+        assert!(pl.seek_finding(true));
+        assert_eq!(pl.position(), onsets[0]);
+        assert!(!pl.seek_finding(false), "nothing starts before the first");
+        assert_eq!(pl.position(), onsets[0]);
+        pl.seek(39);
+        assert!(pl.seek_finding(false));
+        assert_eq!(pl.position(), *onsets.last().unwrap());
+        pl.seek(39);
+        assert!(!pl.seek_finding(true), "nothing after the end");
+        assert!(pl.note.is_some());
         let _ = std::fs::remove_file(&p);
     }
 }
