@@ -362,16 +362,19 @@ fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
             },
             pids: dedup(&[m.victim_pid, m.waiter_pid, m.holder_pid]),
             summary: format!(
-                "{} waited up to {max_ms:.0} ms for {}({})'s mmap_lock held by {}({}): a \
-                 reader of /proc/PID (environ, cmdline, maps) or a debugger; don't throttle \
-                 such readers, or read less often",
+                "{} waited up to {max_ms:.0} ms for {} mmap_lock held by {}({}): a reader \
+                 of /proc/PID (environ, cmdline, maps) or a debugger; don't throttle such \
+                 readers, or read less often",
                 if m.waiter_pid == m.victim_pid {
-                    "its threads".to_string()
+                    format!("{}({})'s threads", m.victim_comm, m.victim_pid)
                 } else {
                     name(fr, m.waiter_pid)
                 },
-                m.victim_comm,
-                m.victim_pid,
+                if m.waiter_pid == m.victim_pid {
+                    "its".to_string()
+                } else {
+                    format!("{}({})'s", m.victim_comm, m.victim_pid)
+                },
                 m.holder_comm,
                 m.holder_pid
             ),

@@ -183,11 +183,29 @@ fn mmap_lock_stall_edges() {
     assert_eq!(f[0].pids, [4242, 31999]);
     assert!(
         f[0].summary
-            .starts_with("its threads waited up to 10 ms for (4242)'s"),
+            .starts_with("(4242)'s threads waited up to 10 ms for its mmap_lock held by (31999)"),
         "{}",
         f[0].summary
     );
     assert!(stall(31999, edge - 1.0).is_empty());
+    // Another process waiting (ttop reading /proc/4242, say) is named as the waiter.
+    let mut fr = frame();
+    fr.procs.push(proc_(77));
+    fr.contention.mmap_lock.push(MmapLockFrame {
+        victim_pid: 4242,
+        waiter_pid: 77,
+        holder_pid: 31999,
+        max_wait_us: edge,
+        ..Default::default()
+    });
+    let f = observe(&fr);
+    assert_eq!(f[0].pids, [4242, 77, 31999]);
+    assert!(
+        f[0].summary
+            .starts_with("w(77) waited up to 10 ms for (4242)'s mmap_lock"),
+        "{}",
+        f[0].summary
+    );
     assert!(stall(4242, edge * 10.0).is_empty(), "its own threads");
     assert!(stall(0, edge * 10.0).is_empty(), "no holder seen");
 }
