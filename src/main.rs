@@ -96,6 +96,7 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let handle = collect::collector::spawn(collector, cli.delay, cli.rt, tx, stop.clone());
     let mut prev: Option<Sample> = None;
     let mut written = 0u64;
+    let mut window = ttop::model::findings::Window::new();
     let stdout = std::io::stdout();
     let mut line = Vec::new();
     while let Ok(s) = rx.recv() {
@@ -103,7 +104,8 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             w.append(&s)?;
         }
         if let Some(p) = prev.as_ref() {
-            let f = derive(&sys, Some(p), &s);
+            let mut f = derive(&sys, Some(p), &s);
+            window.push(&mut f);
             // One write per line: stdout's 1 KB line buffer cut an idle machine's
             // frame into 69 writes a tick.
             line.clear();

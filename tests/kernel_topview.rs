@@ -259,6 +259,32 @@ fn top_view_undercounts_churn_as_top_does() {
             "churn: an undercount with no cause found: {v}"
         );
     }
+    // The finding (held 3 intervals) names it with the same split.
+    let found: Vec<&Value> = r
+        .ttop
+        .iter()
+        .flat_map(|f| f["findings"].as_array().unwrap())
+        .filter(|f| f["kind"] == "scan_undercount" && f["active"] == true)
+        .collect();
+    assert!(!found.is_empty(), "churn: no scan_undercount finding");
+    for f in &found {
+        let fig = &f["figures"];
+        for k in [
+            "unlisted_running",
+            "skipped_running",
+            "vanished",
+            "true_avg",
+        ] {
+            assert!(fig[k].is_number(), "churn: finding without {k}: {f}");
+        }
+        assert!(
+            f["summary"]
+                .as_str()
+                .unwrap()
+                .contains("born after top listed"),
+            "churn: {f}"
+        );
+    }
     // The truth, against the kernel's own instantaneous count sampled at 1 kHz.
     let pr: Vec<f64> = r.procs_running.iter().map(|p| p.1).collect();
     let reference = pr.iter().sum::<f64>() / pr.len().max(1) as f64;
@@ -297,6 +323,16 @@ fn top_view_matches_top_where_top_is_right() {
         assert!(
             ours_med >= 0.75 * k,
             "{what}: ttop's top view saw {ours_med} of {k}"
+        );
+        let found = r
+            .ttop
+            .iter()
+            .flat_map(|f| f["findings"].as_array().unwrap())
+            .filter(|f| f["kind"] == "scan_undercount")
+            .count();
+        assert_eq!(
+            found, 0,
+            "{what}: a scan_undercount finding where top is right"
         );
         let fired = undercounts(&r.ttop);
         assert!(

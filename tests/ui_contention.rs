@@ -1,4 +1,4 @@
-//! The futex and kernel-lock views and the overview's contention headline, as insta
+//! The futex and kernel-lock views and the overview's findings lines, as insta
 //! snapshots at 80x24 and 160x50, from the fixture Samples (model::contention::fixture
 //! on top of model::fixtures::incident). Stored in the top-level snapshots/ folder.
 
@@ -79,12 +79,69 @@ fn locks_160x50() {
     snap!("locks_160x50", t);
 }
 
+/// The overview after `n` intervals judged by a findings Window, as live does.
+fn judged_app(n: u64) -> App {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        x.contention = Some(contention::fixture(s));
+        x
+    };
+    let mut app = App::new();
+    let mut w = ttop::model::findings::Window::new();
+    for s in 1..=n {
+        let mut f = derive(&sys, Some(&sample(s - 1)), &sample(s));
+        w.push(&mut f);
+        app.push_frame(f);
+    }
+    app
+}
+
 #[test]
-fn overview_headline_80x24() {
-    let t = text(&app_in(View::Main), 80, 24);
+fn overview_findings_80x24() {
+    let app = judged_app(10);
+    let fr = app.frame.as_ref().unwrap();
+    let kinds: Vec<_> = fr.findings.iter().map(|f| f.kind).collect();
+    assert!(kinds.contains(&"mmap_lock_stall"), "{kinds:?}");
+    let t = text(&app, 80, 24);
+    // Two lines at 80x24, the most severe first, marked for the evidence key.
+    let first = t.lines().nth(1).unwrap();
     assert!(
-        t.contains("contention: futex c000080148 node_exporter(912)"),
+        first.starts_with("›[") && first.contains(fr.findings[0].kind),
         "{t}"
     );
-    snap!("overview_contention_80x24", t);
+    let n = fr.findings.len();
+    assert!(
+        t.lines()
+            .nth(2)
+            .unwrap()
+            .starts_with(&format!(" +{} [", n - 2)),
+        "{t}"
+    );
+    // No more "contention" for a futex that nobody queues on.
+    assert!(!t.contains("contention: futex"), "{t}");
+    snap!("overview_findings_80x24", t);
+}
+
+#[test]
+fn overview_findings_160x50() {
+    let app = judged_app(10);
+    let t = text(&app, 160, 50);
+    let n = app.frame.as_ref().unwrap().findings.len().min(5);
+    let shown = t
+        .lines()
+        .filter(|l| ttop::ui::findings::is_finding_line(l))
+        .count();
+    assert_eq!(shown, n, "{t}");
+    snap!("overview_findings_160x50", t);
+}
+
+#[test]
+fn the_evidence_key_opens_the_marked_findings_view() {
+    let mut app = judged_app(10);
+    let fr = app.frame.clone().unwrap();
+    for f in fr.findings.iter().take(3) {
+        app.handle(Action::Evidence);
+        assert_eq!(app.view, ttop::ui::findings::view_of(f), "{}", f.kind);
+    }
 }

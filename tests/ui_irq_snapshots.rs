@@ -1,4 +1,4 @@
-//! The IPI/TLB and latency views, and the overview's headline for them, as insta
+//! The IPI/TLB and latency views, as insta
 //! snapshots at 80x24 and 160x50, fed from fixture Samples.
 
 use ratatui::Terminal;
@@ -82,11 +82,4 @@ fn latency_view_sorts_by_p99() {
     let mut a = app(View::Latency);
     a.handle(Action::SortNext);
     snap!("latency_by_p99_80x24", screen(&a, 80, 24));
-}
-
-#[test]
-fn overview_headline_80x24() {
-    let text = screen(&app(View::Main), 80, 24);
-    assert!(text.contains("TLB shootdowns"), "{text}");
-    snap!("overview_irq_headline_80x24", text);
 }

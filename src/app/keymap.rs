@@ -35,6 +35,8 @@ pub enum Action {
     Replay(super::replay_keys::ReplayAction),
     /// Start / stop recording the session to a file (live only).
     ToggleRecord,
+    /// Open the view with the evidence of the selected finding; again: the next one.
+    Evidence,
 }
 
 /// A key as written in the table.
@@ -88,6 +90,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('3')], action: Action::GoTo(View::Locks), label: "3", help: "kernel locks and mmap_lock holders", footer: None, views: None },
     Binding { keys: &[Key::Char('4')], action: Action::GoTo(View::Ipi), label: "4", help: "IPIs per CPU, TLB shootdowns, who sends them", footer: None, views: None },
     Binding { keys: &[Key::Char('5')], action: Action::GoTo(View::Latency), label: "5", help: "scheduling latency per CPU and thread", footer: None, views: None },
+    Binding { keys: &[Key::Char('e')], action: Action::Evidence, label: "e", help: "evidence: open the view of the marked finding (again: the next one)", footer: None, views: None },
     Binding { keys: &[Key::Char('R')], action: Action::ToggleRecord, label: "R", help: "start / stop recording (to --record FILE, else ttop-<UTC time>.ttop here)", footer: Some("record"), views: None },
     Binding { keys: &[Key::Char('?'), Key::Code(K::F(1))], action: Action::Help, label: "?", help: "this help", footer: Some("help"), views: None },
 ];

@@ -49,6 +49,7 @@ impl Session {
             }
             ReplayAction::Step(n) => self.player.step(n),
             ReplayAction::Jump(s) => self.player.jump(s as f64),
+            ReplayAction::Finding(forward) => self.player.seek_finding(forward),
             ReplayAction::GoTo => {
                 self.goto = Some(String::new());
                 false

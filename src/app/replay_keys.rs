@@ -17,6 +17,8 @@ pub enum ReplayAction {
     GoTo,
     Faster,
     Slower,
+    /// Go to where the next (true) or previous finding starts.
+    Finding(bool),
 }
 
 use Action::Replay as R;
@@ -31,6 +33,8 @@ pub const REPLAY_KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('[')], action: R(RA::Jump(-10)), label: "[", help: "jump 10 s back", footer: Some("±10s"), views: None },
     Binding { keys: &[Key::Char('}')], action: R(RA::Jump(60)), label: "}", help: "jump 1 min forward", footer: None, views: None },
     Binding { keys: &[Key::Char('{')], action: R(RA::Jump(-60)), label: "{", help: "jump 1 min back", footer: Some("±1m"), views: None },
+    Binding { keys: &[Key::Char('n')], action: R(RA::Finding(true)), label: "n", help: "go to where the next finding starts", footer: None, views: None },
+    Binding { keys: &[Key::Char('N')], action: R(RA::Finding(false)), label: "N", help: "go to where the previous finding starts", footer: None, views: None },
     Binding { keys: &[Key::Char('g')], action: R(RA::GoTo), label: "g", help: "go to a time: 14:05[:30] (UTC), 90 / 5m from the start, +30s / -2m from here", footer: Some("go to"), views: None },
     Binding { keys: &[Key::Char('>'), Key::Char('.')], action: R(RA::Faster), label: ">", help: "faster: 1x, 2x, 10x, as fast as possible", footer: Some("speed"), views: None },
     Binding { keys: &[Key::Char('<'), Key::Char(',')], action: R(RA::Slower), label: "<", help: "slower", footer: None, views: None },

@@ -46,6 +46,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let result = {
         let (mut term, restore) = super::screen::open()?;
         let mut prev: Option<Sample> = None;
+        let mut window = crate::model::findings::Window::new();
         let mut dirty = true;
         let result = loop {
             if stop.is_set() || app.quit {
@@ -56,7 +57,12 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                     Ok(s) => {
                         rec.append(&s);
                         app.recording = rec.label();
-                        app.push_frame(derive(&sys, prev.as_ref(), &s));
+                        let mut f = derive(&sys, prev.as_ref(), &s);
+                        // As `--json` and replay: the first Sample only primes.
+                        if prev.is_some() {
+                            window.push(&mut f);
+                        }
+                        app.push_frame(f);
                         prev = Some(s);
                         dirty = true;
                     }

@@ -94,6 +94,8 @@ pub struct App {
     pub toggle_record: bool,
     /// What the recorder writes, for the header ("● REC file 1.2 MB"); None: not recording.
     pub recording: Option<String>,
+    /// The finding the evidence key opens next (an index into the frame's findings).
+    pub finding_sel: usize,
 }
 
 impl Default for App {
@@ -127,6 +129,7 @@ impl App {
             replay: None,
             toggle_record: false,
             recording: None,
+            finding_sel: 0,
         }
     }
 
@@ -156,6 +159,26 @@ impl App {
     }
 
     /// Watched processes that vanished: keep their last row and when they went.
+    /// Open the view showing the evidence of the marked finding, and mark the next.
+    fn open_evidence(&mut self) {
+        let Some(fr) = self.frame.as_ref() else {
+            return;
+        };
+        let n = fr.findings.len();
+        if n == 0 {
+            return;
+        }
+        let f = &fr.findings[self.finding_sel % n];
+        self.view = crate::ui::findings::view_of(f);
+        if self.view == View::Main
+            && let Some(&pid) = f.pids.first()
+        {
+            self.thread_pid = None;
+            self.selected_pid = Some(pid);
+        }
+        self.finding_sel = (self.finding_sel + 1) % n;
+    }
+
     fn remember_exits(&mut self, f: &Frame) {
         let shown: Vec<&ProcFrame> = self.frame.iter().flat_map(|o| o.procs.iter()).collect();
         for old in shown {
@@ -316,6 +339,7 @@ impl App {
             Action::PrevView => self.view = cycle(self.view, View::ALL.len() - 1),
             Action::Back => self.thread_pid = None,
             Action::GoTo(v) => self.view = v,
+            Action::Evidence => self.open_evidence(),
             // The replay loop hands these to the player.
             Action::Replay(_) => {}
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),

@@ -52,6 +52,9 @@ pub struct Frame {
     /// `futexes`, `futex_threads`, `locks`, `mmap_lock`, `contention_drops`.
     #[serde(flatten)]
     pub contention: super::contention_frame::ContentionFrame,
+    /// The seeds' patterns seen in the last intervals, active first, most severe first
+    /// (see `findings`; empty until a `findings::Window` has judged the frame).
+    pub findings: Vec<super::findings::Finding>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -3,6 +3,10 @@
 pub mod contention;
 pub mod contention_frame;
 pub mod derive;
+pub mod findings;
+pub mod findings_rules;
+#[cfg(test)]
+mod findings_tests;
 pub mod fixtures;
 pub mod frame;
 pub mod ghosts;

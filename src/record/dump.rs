@@ -21,6 +21,7 @@ pub fn replay_json(path: &Path) -> Result<()> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut prev: Option<Sample> = None;
     let mut skipped = Skipped::default();
+    let mut window = crate::model::findings::Window::new();
     for i in 0..r.len() {
         let s = match r.sample(i) {
             Ok(s) => s,
@@ -31,7 +32,8 @@ pub fn replay_json(path: &Path) -> Result<()> {
         };
         skipped.end(&warn);
         if let Some(p) = prev.as_ref() {
-            let f = derive(&sys, Some(p), &s);
+            let mut f = derive(&sys, Some(p), &s);
+            window.push(&mut f);
             let written = serde_json::to_writer(&mut out, &f)
                 .map_err(std::io::Error::from)
                 .and_then(|_| out.write_all(b"\n"));

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::series::Series;
+use crate::model::findings::{WINDOW, Window};
 use crate::model::{Frame, Sample, derive};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +73,10 @@ pub struct Player {
     pos: usize,
     /// The Sample at `pos` and the one before it, when they decoded.
     cur: Option<(usize, Sample)>,
+    /// Findings over the frames up to `judged` (the last position pushed), so stepping
+    /// forward judges one frame and a jump rebuilds the window from WINDOW frames back.
+    window: Window,
+    judged: Option<usize>,
     pub playing: bool,
     pub speed: Speed,
     pub note: Option<String>,
@@ -87,6 +92,8 @@ impl Player {
             reader,
             pos,
             cur: None,
+            window: Window::new(),
+            judged: None,
             playing: false,
             speed: Speed::X1,
             note: None,
@@ -128,17 +135,76 @@ impl Player {
         }
     }
 
-    /// The Frame at the current position (None when that Sample is unreadable).
+    /// The Frame at the current position (None when that Sample is unreadable), with
+    /// the findings of the frames up to it, the same as live and `--json` saw them.
     pub fn frame(&mut self) -> Option<Frame> {
-        let sys = self.reader.header().system.clone();
-        let prev = if self.pos > 0 {
-            self.sample(self.pos - 1)
+        let pos = self.pos;
+        if pos == 0 || self.judged != Some(pos - 1) {
+            // A jump: judge the WINDOW - 1 frames before this one again.
+            self.window.clear();
+            let from = pos.saturating_sub(WINDOW - 1).max(1);
+            for i in from..pos {
+                if let Some(mut f) = self.derive_at(i) {
+                    self.window.push(&mut f);
+                }
+            }
+        }
+        let mut f = self.derive_at(pos)?;
+        self.window.push(&mut f);
+        self.judged = Some(pos);
+        Some(f)
+    }
+
+    /// Go to the next (`forward`) or previous position where a finding starts showing
+    /// (one that was not active at the position before). Judges the frames on the way,
+    /// in order, as live did; `false` (and a note) when there is none.
+    pub fn seek_finding(&mut self, forward: bool) -> bool {
+        let here = self.pos;
+        let (from, to) = if forward {
+            (here, self.len().saturating_sub(1))
         } else {
-            None
+            (1.min(here), here.saturating_sub(1))
         };
-        let cur = self.sample(self.pos)?;
+        let mut prev_active: Vec<(&'static str, u64)> = Vec::new();
+        let mut found = None;
+        for i in from..=to {
+            self.pos = i;
+            let Some(f) = self.frame() else { continue };
+            let active: Vec<_> = f
+                .findings
+                .iter()
+                .filter(|f| f.active)
+                .map(|f| (f.kind, f.key))
+                .collect();
+            let onset = active.iter().any(|k| !prev_active.contains(k));
+            prev_active = active;
+            if onset && i != here {
+                found = Some(i);
+                if forward {
+                    break;
+                }
+            }
+        }
+        self.pos = here;
+        match found {
+            Some(i) => self.seek(i),
+            None => {
+                self.note = Some(format!(
+                    "no finding starts {} here",
+                    if forward { "after" } else { "before" }
+                ));
+                false
+            }
+        }
+    }
+
+    /// The Frame of position `i` without findings (Samples i - 1 and i).
+    fn derive_at(&mut self, i: usize) -> Option<Frame> {
+        let sys = self.reader.header().system.clone();
+        let prev = if i > 0 { self.sample(i - 1) } else { None };
+        let cur = self.sample(i)?;
         let f = derive(&sys, prev.as_ref(), &cur);
-        self.cur = Some((self.pos, cur));
+        self.cur = Some((i, cur));
         Some(f)
     }
 
@@ -349,8 +415,11 @@ mod tests {
         let sys = pl.series().header().system.clone();
         let mut r = Reader::open(&p).unwrap();
         pl.seek(150);
-        let f = pl.frame().unwrap();
+        let mut f = pl.frame().unwrap();
         let want = derive(&sys, Some(&r.sample(149).unwrap()), &r.sample(150).unwrap());
+        // The findings are the window's (see findings_tests); the rest is derive's.
+        assert!(!f.findings.is_empty());
+        f.findings.clear();
         assert_eq!(f, want);
         let _ = std::fs::remove_file(&p);
     }
@@ -403,7 +472,9 @@ mod tests {
         assert_eq!(pl.len(), 200);
         pl.seek(100);
         let sys = pl.series().header().system.clone();
-        assert_eq!(pl.frame().unwrap(), derive(&sys, Some(&all[99]), &all[100]));
+        let mut f = pl.frame().unwrap();
+        f.findings.clear(); // the window's, see findings_tests
+        assert_eq!(f, derive(&sys, Some(&all[99]), &all[100]));
         pl.goto("10:02:30").unwrap();
         assert_eq!(pl.position(), 150);
         assert_eq!(pl.frame().unwrap().seq, 150);
@@ -426,5 +497,108 @@ mod tests {
         pl.jump(-60.0);
         assert_eq!(pl.position(), 90, "back across the boundary");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod findings_tests {
+    use super::*;
+    use crate::model::findings::Window;
+    use crate::model::fixtures::{incident, synthetic, system};
+    use crate::record::Reader;
+    use crate::record::Writer;
+    use crate::record::writer::header_for;
+
+    /// A quiet stretch, an incident (saturation, churn, ...) for 12 intervals, quiet again.
+    fn recording() -> (Vec<Sample>, std::path::PathBuf) {
+        let p = std::env::temp_dir().join(format!("ttop-player-findings-{}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        let mut w =
+            Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
+        let mut all = Vec::new();
+        for i in 0..40u64 {
+            let mut s = if (10..22).contains(&i) {
+                incident(i, true)
+            } else {
+                // Without eBPF: nothing is guessed, so nothing shows.
+                let mut s = synthetic(2, 2, 10 + i);
+                s.bpf = None;
+                s
+            };
+            s.seq = i;
+            w.append(&s).unwrap();
+            all.push(s);
+        }
+        w.finish().unwrap();
+        (all, p)
+    }
+
+    /// Replay shows the findings live showed, at the same frames, however it got there.
+    #[test]
+    fn findings_come_back_at_the_same_frames_after_seeks() {
+        let (samples, p) = recording();
+        let sys = system();
+        let mut w = Window::new();
+        let want: Vec<_> = (1..samples.len())
+            .map(|i| {
+                let mut f = derive(&sys, Some(&samples[i - 1]), &samples[i]);
+                w.push(&mut f);
+                f.findings
+            })
+            .collect();
+        let first = want.iter().position(|f| !f.is_empty()).unwrap();
+        assert!(
+            first > 10,
+            "the incident's findings hold first: {first} {:?}",
+            want[first]
+                .iter()
+                .map(|f| (f.kind, &f.summary))
+                .collect::<Vec<_>>()
+        );
+        assert!(want.last().unwrap().is_empty(), "and end");
+        let mut pl = Player::new(Reader::open(&p).unwrap());
+        for pos in [1, 2, 3, 14, 15, 16, 30, 12, 25, 26, 24, 39, 13] {
+            pl.seek(pos);
+            let got = pl.frame().unwrap().findings;
+            assert_eq!(got, want[pos - 1], "position {pos}");
+        }
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// n / N land where a finding starts showing: forward from the start, back from the end.
+    #[test]
+    fn next_and_previous_finding() {
+        let (samples, p) = recording();
+        let sys = system();
+        let mut w = Window::new();
+        let mut prev: Vec<(&str, u64)> = Vec::new();
+        let mut onsets = Vec::new();
+        for i in 1..samples.len() {
+            let mut f = derive(&sys, Some(&samples[i - 1]), &samples[i]);
+            w.push(&mut f);
+            let act: Vec<_> = f
+                .findings
+                .iter()
+                .filter(|f| f.active)
+                .map(|f| (f.kind, f.key))
+                .collect();
+            if act.iter().any(|k| !prev.contains(k)) {
+                onsets.push(i);
+            }
+            prev = act;
+        }
+        assert!(!onsets.is_empty());
+        let mut pl = Player::new(Reader::open(&p).unwrap());
+        assert!(pl.seek_finding(true));
+        assert_eq!(pl.position(), onsets[0]);
+        assert!(!pl.seek_finding(false), "nothing starts before the first");
+        assert_eq!(pl.position(), onsets[0]);
+        pl.seek(39);
+        assert!(pl.seek_finding(false));
+        assert_eq!(pl.position(), *onsets.last().unwrap());
+        pl.seek(39);
+        assert!(!pl.seek_finding(true), "nothing after the end");
+        assert!(pl.note.is_some());
+        let _ = std::fs::remove_file(&p);
     }
 }

@@ -2,6 +2,7 @@
 //! no /proc. Panels drop in a fixed order as the terminal shrinks (see `layout`).
 
 pub mod cores;
+pub mod findings;
 pub mod fmt;
 pub mod footer;
 pub mod futexes;
@@ -67,26 +68,29 @@ pub fn render(f: &mut TermFrame, app: &App) {
 /// per-core panel shrinks first, then the runnable history graph; the process table
 /// keeps at least a header and a few rows.
 fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::Frame, th: &Theme) {
-    // One headline row for contention (futexes, mmap_lock) when there is any.
-    let headline = futexes::headline(frame, area.width).filter(|_| area.height >= 12);
-    let irq_line = latency::headline(frame, area.width).filter(|_| area.height >= 14);
-    let head_h = u16::from(headline.is_some()) + u16::from(irq_line.is_some());
+    // The findings, one line each, above everything: at most 2 rows on a small screen.
+    let max = match area.height {
+        0..12 => 0,
+        12..30 => 2,
+        _ => 5,
+    };
+    let lines = findings::lines(frame, max, app.finding_sel, th);
+    let head_h = lines.len() as u16;
     let (mut run_h, core_h) = main_heights(area.height - head_h, frame.cpus.len() as u16);
     // One more row for why the scan undercounts, while the table keeps a few rows.
     let why = frame.runnable.undercount.is_some() && frame.runnable.top_view.is_some();
     if why && run_h >= 4 && area.height.saturating_sub(head_h + run_h + core_h) > 8 {
         run_h += 1;
     }
-    let [run, cores, head, table] = Layout::vertical([
+    let [head, run, cores, table] = Layout::vertical([
+        Constraint::Length(head_h),
         Constraint::Length(run_h),
         Constraint::Length(core_h),
-        Constraint::Length(head_h),
         Constraint::Min(0),
     ])
     .areas(area);
-    let lines: Vec<_> = headline.into_iter().chain(irq_line).collect();
     if !lines.is_empty() {
-        f.render_widget(Paragraph::new(lines).style(th.warn), head);
+        f.render_widget(Paragraph::new(lines), head);
     }
     runnable::render(f, run, app, frame, th);
     cores::render(f, cores, frame, th);

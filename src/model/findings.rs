@@ -1,0 +1,189 @@
+//! Findings: the seeds' patterns named when they happen, with the figures that triggered
+//! them. Pure: `findings(recent frames)` looks at each frame on its own (`observe`, in
+//! `findings_rules`) and then at the window (`judge`): a candidate must hold for a few
+//! intervals before it shows, and stays listed, marked past, for a few after it ends.
+//! Live, `--json` and replay all run the same `Window` over the same frames, so a replay
+//! shows the same findings at the same moments.
+//!
+//! JSON keys here are a public contract (`ttop --json` `findings[]`): add, never rename.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+
+pub use super::findings_rules::observe;
+use super::frame::Frame;
+
+/// How bad it is. Sorted most severe first on screen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warn",
+            Severity::Critical => "CRIT",
+        }
+    }
+}
+
+/// One pattern seen in one frame, before hysteresis. `key` tells candidates of the same
+/// kind apart (a process, a futex word, a lock) across frames.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Finding {
+    /// Stable name: thread_churn, scan_undercount, cpu_saturation, hot_lock,
+    /// idle_futex_storm, mmap_lock_stall, sched_stall, tlb_storm, lost_data.
+    pub kind: &'static str,
+    pub severity: Severity,
+    /// Wall clock (Unix seconds) at the end of the first interval of this run, as far
+    /// back as the window reaches.
+    pub since: f64,
+    /// false: it ended (listed a few more intervals, marked past).
+    pub active: bool,
+    /// The processes involved, the main one first.
+    pub pids: Vec<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tids: Vec<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
+    /// Futex words ("pid:0xaddr") or kernel locks ("0xaddr") involved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub addrs: Vec<String>,
+    /// What is happening and what usually fixes it, one sentence.
+    pub summary: String,
+    /// The figures that triggered it, per second where the name ends in `_per_s`.
+    pub figures: BTreeMap<&'static str, f64>,
+    /// The view that shows the evidence: main, futexes, locks, ipi, latency.
+    pub view: &'static str,
+    #[serde(skip)]
+    pub key: u64,
+}
+
+/// Intervals of history a finding is judged on.
+pub const WINDOW: usize = 10;
+/// A condition must hold this many intervals in a row before it shows: one busy
+/// interval (a build, a burst) is not a pattern.
+pub const HOLD: usize = 3;
+/// Events (a stall, a loss) are shown as soon as they happen: waiting for three in a
+/// row would hide a stall that happens every few seconds.
+pub const HOLD_EVENT: usize = 1;
+/// A finding stays listed, marked past, this many intervals after it ends, so a person
+/// can read it.
+pub const LINGER: usize = 5;
+
+/// Kinds judged as events (shown at once) rather than conditions.
+fn hold_of(kind: &str) -> usize {
+    match kind {
+        "sched_stall" | "mmap_lock_stall" | "lost_data" => HOLD_EVENT,
+        _ => HOLD,
+    }
+}
+
+/// The findings at the last of `obs` (one entry per interval, oldest first: each
+/// frame's time and its candidates). Active ones first, most severe first.
+pub fn judge(obs: &[(f64, Vec<Finding>)]) -> Vec<Finding> {
+    let n = obs.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut ids: Vec<(&'static str, u64)> = obs
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|f| (f.kind, f.key)))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = Vec::new();
+    for (kind, key) in ids {
+        let at = |i: usize| obs[i].1.iter().find(|f| f.kind == kind && f.key == key);
+        let hold = hold_of(kind);
+        // The last interval that ends a run of `hold` present intervals, and the run.
+        let mut run = 0usize;
+        let mut shown: Option<(usize, usize)> = None; // (end index, start index)
+        for i in 0..n {
+            if at(i).is_some() {
+                run += 1;
+                if run >= hold {
+                    shown = Some((i, i + 1 - run));
+                }
+            } else {
+                run = 0;
+            }
+        }
+        let Some((end, start)) = shown else { continue };
+        let active = end == n - 1;
+        if !active && n - 1 - end > LINGER {
+            continue;
+        }
+        let mut f = at(end).expect("present at the end of its run").clone();
+        f.active = active;
+        f.since = obs[start].0;
+        // The worst severity of the run.
+        f.severity = (start..=end)
+            .filter_map(at)
+            .map(|f| f.severity)
+            .max()
+            .unwrap_or(f.severity);
+        out.push(f);
+    }
+    out.sort_by(|a, b| {
+        b.active
+            .cmp(&a.active)
+            .then(b.severity.cmp(&a.severity))
+            .then(a.since.total_cmp(&b.since))
+            .then(a.kind.cmp(b.kind))
+            .then(a.key.cmp(&b.key))
+    });
+    out
+}
+
+/// The findings at the last of `frames` (oldest first). A pure function of the frames.
+pub fn findings(frames: &[&Frame]) -> Vec<Finding> {
+    let obs: Vec<_> = frames.iter().map(|f| (f.t, observe(f))).collect();
+    judge(&obs)
+}
+
+/// The last WINDOW frames' candidates, so each frame is observed once. Fills
+/// `Frame::findings`; equal to `findings` over the same frames.
+#[derive(Debug, Default, Clone)]
+pub struct Window {
+    obs: VecDeque<(f64, Vec<Finding>)>,
+}
+
+impl Window {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Observe `frame`, judge the window and set `frame.findings`.
+    pub fn push(&mut self, frame: &mut Frame) {
+        if self.obs.len() == WINDOW {
+            self.obs.pop_front();
+        }
+        self.obs.push_back((frame.t, observe(frame)));
+        frame.findings = judge(self.obs.make_contiguous());
+    }
+
+    pub fn clear(&mut self) {
+        self.obs.clear();
+    }
+}
+
+/// Kinds that need eBPF (all of them today): procfs-only mode says so instead of guessing.
+pub const KINDS: &[&str] = &[
+    "thread_churn",
+    "scan_undercount",
+    "cpu_saturation",
+    "hot_lock",
+    "idle_futex_storm",
+    "mmap_lock_stall",
+    "sched_stall",
+    "tlb_storm",
+    "lost_data",
+];

@@ -1,0 +1,545 @@
+//! The rules: which patterns one Frame shows, before hysteresis (`findings::judge`).
+//! Every threshold is a named constant with the reason beside it; README "Findings"
+//! lists them. A rule that needs eBPF figures sees None in procfs-only mode and stays
+//! silent: it never guesses from the scan.
+
+use std::collections::BTreeMap;
+
+use super::findings::{Finding, Severity};
+use super::frame::Frame;
+
+/// thread_churn: threads created per second by one process. A thread pool creates none
+/// once warm; services that spawn a thread per request stay well under this. Seed 000
+/// created thousands a second.
+pub const CHURN_CREATED_PER_S: f64 = 200.0;
+/// ...and most of them must be short-lived: exits at least half the creations (a
+/// process starting a big pool creates many once and keeps them).
+pub const CHURN_EXIT_SHARE: f64 = 0.5;
+/// Critical when the ghost threads (born and dead between scans) burn this much CPU,
+/// percent of one CPU: work no thread scan can see.
+pub const CHURN_GHOST_CPU_CRIT_PCT: f64 = 50.0;
+
+/// scan_undercount: true runnable / what the scan saw. The Frame marks 1.5 already;
+/// a finding asks for twice, so the scan is plainly wrong, not just unlucky.
+pub const UNDERCOUNT_RATIO: f64 = 2.0;
+/// ...and at least this many threads missing: one thread is a coin toss of a scan
+/// landing while a short burst runs.
+pub const UNDERCOUNT_MIN_GAP: f64 = 1.5;
+
+/// cpu_saturation: runnable threads per CPU, time-averaged. Above 1 someone waits;
+/// 1.25 means threads wait for a CPU a fifth of the time on average.
+pub const SATURATION_PER_CPU: f64 = 1.25;
+/// ...and at least one whole thread more than CPUs (on 1-2 CPUs, 1.25x is a fraction).
+pub const SATURATION_MIN_EXCESS: f64 = 1.0;
+/// Critical at twice as many runnable threads as CPUs.
+pub const SATURATION_CRIT_PER_CPU: f64 = 2.0;
+
+/// hot_lock: contended waits per second on one futex word. Each is a sleep and a wake,
+/// two context switches; fewer than this costs little.
+pub const HOT_LOCK_WAITS_PER_S: f64 = 100.0;
+/// ...and more than one thread wants it at once, shown either way: its waiters sleep
+/// more than one thread's worth of time (wait ms per ms: a queue; one thread sleeping
+/// on its own wait never exceeds 1), or waits that found the word changed (EAGAIN)
+/// are at least as many as those that slept (other threads took and released it in
+/// between: a handoff between one waiter and one waker has almost none).
+pub const HOT_LOCK_WAIT_SHARE: f64 = 1.0;
+pub const HOT_LOCK_EAGAIN_PER_WAIT: f64 = 1.0;
+/// ...the waits are ended by wakes on the word (woken >= half the waits), not by
+/// timeouts: a timed wait that expires has nobody waking it.
+pub const HOT_LOCK_WOKEN_SHARE: f64 = 0.5;
+/// ...and short: a waiter for a lock waits for critical sections to pass (micro- to
+/// milliseconds); idle workers on a condition variable sleep until work comes.
+pub const HOT_LOCK_MAX_AVG_WAIT_MS: f64 = 20.0;
+/// Critical when waiters sleep this many threads' worth of time (a real convoy).
+pub const HOT_LOCK_CRIT_SHARE: f64 = 4.0;
+
+/// idle_futex_storm: futex calls per second by one process. Seed 003's idle Go ticker
+/// made thousands; a process that is really idle makes a handful.
+pub const STORM_CALLS_PER_S: f64 = 1000.0;
+/// ...while it uses little CPU (percent of one CPU): a busy program may call futex
+/// often for real work; an idle one should not.
+pub const STORM_MAX_CPU_PCT: f64 = 20.0;
+
+/// mmap_lock_stall: the longest wait for a process's mmap_lock held by another
+/// process. A page fault takes microseconds; 10 ms is a stall a user can feel.
+pub const MMAP_STALL_MAX_WAIT_MS: f64 = 10.0;
+/// Critical at 100 ms (seed 002's stalls were hundreds of ms).
+pub const MMAP_STALL_CRIT_MS: f64 = 100.0;
+
+/// sched_stall: a thread waited this long from wake-up to running. A few scheduler
+/// slices (a few ms each) is normal under load; 50 ms is a visible hiccup.
+pub const SCHED_STALL_MS: f64 = 50.0;
+/// Critical at 250 ms (a request timeout's worth).
+pub const SCHED_STALL_CRIT_MS: f64 = 250.0;
+
+/// tlb_storm: remote TLB shootdowns per second caused by one process. Each interrupts
+/// another CPU for a few microseconds; an ordinary program causes tens.
+pub const TLB_STORM_PER_S: f64 = 1000.0;
+/// Critical at 20,000/s: seed 000's storm, CPUs spend percent of their time flushing.
+pub const TLB_STORM_CRIT_PER_S: f64 = 20_000.0;
+
+/// lost_data: scheduler events the kernel skipped per second. One now and then moves
+/// no figure visibly (a busy machine shows one or two a second); ten a second is a
+/// collector falling behind. Any event a full map dropped counts at once.
+pub const LOST_SCHED_GAPS_PER_S: f64 = 10.0;
+
+/// Stable key of a candidate (a process, a word, a lock), mixed from its parts.
+fn key(parts: &[u64]) -> u64 {
+    parts.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &p| {
+        (h ^ p).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn fig(pairs: &[(&'static str, f64)]) -> BTreeMap<&'static str, f64> {
+    pairs
+        .iter()
+        .map(|&(k, v)| (k, (v * 100.0).round() / 100.0))
+        .collect()
+}
+
+/// The candidates one frame shows.
+pub fn observe(fr: &Frame) -> Vec<Finding> {
+    if fr.mode != "bpf" {
+        return Vec::new();
+    }
+    let secs = fr.interval_s.max(1e-3);
+    let mut out = Vec::new();
+    thread_churn(fr, secs, &mut out);
+    scan_undercount(fr, &mut out);
+    cpu_saturation(fr, &mut out);
+    hot_lock(fr, secs, &mut out);
+    idle_futex_storm(fr, secs, &mut out);
+    mmap_lock_stall(fr, &mut out);
+    sched_stall(fr, &mut out);
+    tlb_storm(fr, secs, &mut out);
+    lost_data(fr, &mut out);
+    out
+}
+
+/// `pids` without repeats, in order.
+fn dedup(pids: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(pids.len());
+    for &p in pids {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn name(fr: &Frame, pid: u32) -> String {
+    fr.procs
+        .iter()
+        .find(|p| p.pid == pid)
+        .map(|p| format!("{}({pid})", p.comm.as_ref()))
+        .unwrap_or_else(|| format!("pid {pid}"))
+}
+
+fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
+    for p in &fr.procs {
+        let (Some(created), Some(exited)) = (p.threads_created, p.threads_exited) else {
+            continue;
+        };
+        let rate = created as f64 / secs;
+        if rate < CHURN_CREATED_PER_S || (exited as f64) < CHURN_EXIT_SHARE * created as f64 {
+            continue;
+        }
+        let ghost_pct = p.ghost_cpu_ms.get().unwrap_or(0.0) / 10.0 / secs;
+        let tlb = p.tlb_shootdowns_caused.get().unwrap_or(0) as f64 / secs;
+        let futex_ms = p.futex_wait_ms.get().unwrap_or(0.0) / secs;
+        out.push(Finding {
+            kind: "thread_churn",
+            severity: if ghost_pct >= CHURN_GHOST_CPU_CRIT_PCT {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            pids: vec![p.pid],
+            summary: format!(
+                "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU a scan \
+                 cannot see: reuse threads (a pool) instead of creating one per task",
+                name(fr, p.pid),
+                rate,
+                ghost_pct
+            ),
+            figures: fig(&[
+                ("created_per_s", rate),
+                ("exited_per_s", exited as f64 / secs),
+                (
+                    "ghost_threads_per_s",
+                    p.ghost_threads.unwrap_or(0) as f64 / secs,
+                ),
+                ("ghost_cpu_pct", ghost_pct),
+                ("futex_wait_ms_per_s", futex_ms),
+                ("tlb_shootdowns_per_s", tlb),
+            ]),
+            view: "main",
+            key: key(&[u64::from(p.pid)]),
+            ..Default::default()
+        });
+    }
+}
+
+fn scan_undercount(fr: &Frame, out: &mut Vec<Finding>) {
+    let r = &fr.runnable;
+    let Some(avg) = r.true_avg else { return };
+    let scan = f64::from(r.scan_running);
+    let gap = avg - scan;
+    if gap < UNDERCOUNT_MIN_GAP || avg < UNDERCOUNT_RATIO * scan.max(1e-9) && scan > 0.0 {
+        return;
+    }
+    let ghosts: u64 = fr.procs.iter().filter_map(|p| p.ghost_threads).sum();
+    let ghost_ms: f64 = fr.procs.iter().filter_map(|p| p.ghost_cpu_ms.get()).sum();
+    let secs = fr.interval_s.max(1e-3);
+    let mut pids: Vec<_> = fr.procs.iter().filter(|p| p.scan_miss > 0.0).collect();
+    pids.sort_by(|a, b| b.scan_miss.total_cmp(&a.scan_miss).then(a.pid.cmp(&b.pid)));
+    let mut figures = fig(&[
+        ("true_avg", avg),
+        ("scan_running", scan),
+        ("gap", gap),
+        ("ghost_threads_per_s", ghosts as f64 / secs),
+        ("ghost_cpu_pct", ghost_ms / 10.0 / secs),
+    ]);
+    // Why, when the scan is top's view: the running threads top's order could not see.
+    let why = match &r.top_view {
+        Some(tv) => {
+            figures.extend(fig(&[
+                ("unlisted_running", f64::from(tv.unlisted_running)),
+                ("skipped_running", f64::from(tv.skipped_running)),
+                ("vanished", f64::from(tv.vanished)),
+                ("top_scan_s", tv.top_s),
+            ]));
+            if let Some(o) = tv.other {
+                figures.extend(fig(&[("other", o)]));
+            }
+            format!(
+                " (of the running threads, {} were born after top listed their process, {} \
+                 came after a thread that had ended and {} ended before their turn)",
+                tv.unlisted_running, tv.skipped_running, tv.vanished
+            )
+        }
+        None => String::new(),
+    };
+    out.push(Finding {
+        kind: "scan_undercount",
+        severity: Severity::Info,
+        pids: pids.iter().take(3).map(|p| p.pid).collect(),
+        summary: format!(
+            "{avg:.1} threads were runnable on average but a /proc scan saw {}{why}: short \
+             bursts and short-lived threads hide from top; trust the eBPF figures",
+            r.scan_running
+        ),
+        figures,
+        view: "main",
+        key: 0,
+        ..Default::default()
+    });
+}
+
+fn cpu_saturation(fr: &Frame, out: &mut Vec<Finding>) {
+    let Some(avg) = fr.runnable.true_avg else {
+        return;
+    };
+    let n = f64::from(fr.ncpus.max(1));
+    if avg < SATURATION_PER_CPU * n || avg - n < SATURATION_MIN_EXCESS {
+        return;
+    }
+    let mut w: Vec<_> = fr
+        .procs
+        .iter()
+        .filter_map(|p| Some((p.pid, p.runq_wait_ms?)))
+        .filter(|&(_, ms)| ms > 0.0)
+        .collect();
+    w.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let secs = fr.interval_s.max(1e-3);
+    let top = w
+        .first()
+        .map(|&(pid, ms)| format!("; {} waits most ({:.0} ms/s)", name(fr, pid), ms / secs))
+        .unwrap_or_default();
+    out.push(Finding {
+        kind: "cpu_saturation",
+        severity: if avg >= SATURATION_CRIT_PER_CPU * n {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        },
+        pids: w.iter().take(3).map(|&(p, _)| p).collect(),
+        summary: format!(
+            "{avg:.1} runnable threads for {} CPUs{top}: fewer busy threads, or more CPUs",
+            fr.ncpus
+        ),
+        figures: fig(&[
+            ("runnable_avg", avg),
+            ("ncpus", n),
+            (
+                "top_runq_wait_ms_per_s",
+                w.first().map_or(0.0, |&(_, ms)| ms / secs),
+            ),
+        ]),
+        view: "main",
+        key: 0,
+        ..Default::default()
+    });
+}
+
+fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
+    for w in &fr.contention.futexes {
+        let rate = w.contended as f64 / secs;
+        let share = w.total_wait_ms / 1e3 / secs;
+        let avg_ms = w.avg_wait_us / 1e3;
+        let queue = share > HOT_LOCK_WAIT_SHARE
+            || w.eagain as f64 >= HOT_LOCK_EAGAIN_PER_WAIT * w.contended as f64;
+        if rate < HOT_LOCK_WAITS_PER_S
+            || !queue
+            || (w.woken as f64) < HOT_LOCK_WOKEN_SHARE * w.contended as f64
+            || avg_ms > HOT_LOCK_MAX_AVG_WAIT_MS
+        {
+            continue;
+        }
+        let at = if w.caller.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", w.caller)
+        };
+        out.push(Finding {
+            kind: "hot_lock",
+            severity: if share >= HOT_LOCK_CRIT_SHARE {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            pids: vec![w.pid],
+            addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
+            summary: format!(
+                "futex {:x} in {}({}){at}: {rate:.0} waits/s, {:.0} retries/s, {share:.1} \
+                 threads asleep on it: shorten the critical section or shard the lock",
+                w.uaddr,
+                w.comm,
+                w.pid,
+                w.eagain as f64 / secs
+            ),
+            figures: fig(&[
+                ("contended_per_s", rate),
+                ("wait_ms_per_s", w.total_wait_ms / secs),
+                ("avg_wait_us", w.avg_wait_us),
+                ("max_wait_us", w.max_wait_us),
+                ("woken_per_s", w.woken as f64 / secs),
+                ("eagain_per_s", w.eagain as f64 / secs),
+                ("waiters_avg", share),
+            ]),
+            view: "futexes",
+            key: key(&[u64::from(w.pid), w.uaddr]),
+            ..Default::default()
+        });
+    }
+}
+
+fn idle_futex_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
+    for p in &fr.procs {
+        let Some(calls) = p.futex_calls.get() else {
+            continue;
+        };
+        let rate = calls as f64 / secs;
+        let cpu = p.cpu_pct_true.unwrap_or(p.cpu_pct_scan);
+        if rate < STORM_CALLS_PER_S || cpu > STORM_MAX_CPU_PCT {
+            continue;
+        }
+        out.push(Finding {
+            kind: "idle_futex_storm",
+            severity: Severity::Warning,
+            pids: vec![p.pid],
+            summary: format!(
+                "{} makes {rate:.0} futex calls/s while using {cpu:.1}% CPU: a timer or an \
+                 idle scheduler wakes threads for nothing; tick less often or park idle workers",
+                name(fr, p.pid)
+            ),
+            figures: fig(&[
+                ("futex_calls_per_s", rate),
+                ("cpu_pct", cpu),
+                (
+                    "futex_wait_ms_per_s",
+                    p.futex_wait_ms.get().unwrap_or(0.0) / secs,
+                ),
+            ]),
+            view: "futexes",
+            key: key(&[u64::from(p.pid)]),
+            ..Default::default()
+        });
+    }
+}
+
+fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
+    for m in &fr.contention.mmap_lock {
+        let max_ms = m.max_wait_us / 1e3;
+        if m.holder_pid == 0 || m.holder_pid == m.waiter_pid || max_ms < MMAP_STALL_MAX_WAIT_MS {
+            continue;
+        }
+        out.push(Finding {
+            kind: "mmap_lock_stall",
+            severity: if max_ms >= MMAP_STALL_CRIT_MS {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            pids: dedup(&[m.victim_pid, m.waiter_pid, m.holder_pid]),
+            summary: format!(
+                "{} waited up to {max_ms:.0} ms for {} mmap_lock held by {}({}): a reader \
+                 of /proc/PID (environ, cmdline, maps) or a debugger; don't throttle such \
+                 readers, or read less often",
+                if m.waiter_pid == m.victim_pid {
+                    format!("{}({})'s threads", m.victim_comm, m.victim_pid)
+                } else {
+                    name(fr, m.waiter_pid)
+                },
+                if m.waiter_pid == m.victim_pid {
+                    "its".to_string()
+                } else {
+                    format!("{}({})'s", m.victim_comm, m.victim_pid)
+                },
+                m.holder_comm,
+                m.holder_pid
+            ),
+            figures: fig(&[
+                ("max_wait_ms", max_ms),
+                ("total_wait_ms", m.total_wait_ms),
+                ("waiters", f64::from(m.waiters)),
+                ("hold_ms", m.hold_ms),
+            ]),
+            view: "locks",
+            key: key(&[u64::from(m.victim_pid), u64::from(m.holder_pid)]),
+            ..Default::default()
+        });
+    }
+}
+
+fn sched_stall(fr: &Frame, out: &mut Vec<Finding>) {
+    let Some(l) = &fr.latency else { return };
+    // The worst thread per process.
+    let mut seen = std::collections::BTreeSet::new();
+    for t in &l.threads {
+        let ms = t.max_us / 1e3;
+        if ms < SCHED_STALL_MS || !seen.insert(t.pid) {
+            continue;
+        }
+        let cpu = worst_cpu(fr, t.max_at);
+        let when = clock(t.max_at);
+        out.push(Finding {
+            kind: "sched_stall",
+            severity: if ms >= SCHED_STALL_CRIT_MS {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            pids: vec![t.pid],
+            tids: vec![t.tid],
+            cpus: cpu.into_iter().collect(),
+            summary: format!(
+                "{}({}) waited {ms:.0} ms from wake-up to a CPU at {when} UTC{}: CPUs busy \
+                 with other threads; lower their priority or give this one a CPU",
+                t.comm,
+                t.tid,
+                cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default()
+            ),
+            figures: fig(&[("max_wait_ms", ms), ("p99_us", t.p99_us), ("at", t.max_at)]),
+            view: "latency",
+            key: key(&[u64::from(t.pid)]),
+            ..Default::default()
+        });
+    }
+}
+
+/// The CPU whose worst wake-up latency happened at `at` (the thread's worst).
+fn worst_cpu(fr: &Frame, at: f64) -> Option<u32> {
+    let l = fr.latency.as_ref()?;
+    l.cpus
+        .iter()
+        .filter_map(|c| Some((c.cpu, (c.max_at? - at).abs())))
+        .filter(|&(_, d)| d < 1e-6)
+        .map(|(c, _)| c)
+        .next()
+}
+
+fn clock(t: f64) -> String {
+    let s = t.max(0.0);
+    let day = s % 86_400.0;
+    format!(
+        "{:02}:{:02}:{:06.3}",
+        (day / 3600.0) as u32,
+        (day % 3600.0 / 60.0) as u32,
+        day % 60.0
+    )
+}
+
+fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
+    let received: u64 = fr.cpus.iter().filter_map(|c| c.tlb_shootdowns).sum();
+    for p in &fr.procs {
+        let Some(n) = p.tlb_shootdowns_caused.get() else {
+            continue;
+        };
+        let rate = n as f64 / secs;
+        if rate < TLB_STORM_PER_S {
+            continue;
+        }
+        let mut cpus: Vec<_> = fr
+            .cpus
+            .iter()
+            .filter(|c| c.tlb_shootdowns.unwrap_or(0) > 0)
+            .collect();
+        cpus.sort_by_key(|c| std::cmp::Reverse(c.tlb_shootdowns.unwrap_or(0)));
+        out.push(Finding {
+            kind: "tlb_storm",
+            severity: if rate >= TLB_STORM_CRIT_PER_S {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            pids: vec![p.pid],
+            cpus: cpus.iter().map(|c| c.cpu).collect(),
+            summary: format!(
+                "{} makes other CPUs flush their TLBs {rate:.0} times/s (munmap, mprotect, \
+                 madvise while its threads run elsewhere): map and unmap less often, \
+                 reuse memory",
+                name(fr, p.pid)
+            ),
+            figures: fig(&[
+                ("shootdowns_per_s", rate),
+                ("received_per_s", received as f64 / secs),
+                (
+                    "ipis_per_s",
+                    p.tlb_ipis_caused.get().unwrap_or(0) as f64 / secs,
+                ),
+            ]),
+            view: "ipi",
+            key: key(&[u64::from(p.pid)]),
+            ..Default::default()
+        });
+    }
+}
+
+fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
+    let c = &fr.contention.contention_drops;
+    // Missing user stacks only leave callers unnamed; every other drop loses counts.
+    let gaps = fr.drops_by_map.sched_gaps;
+    let maps = fr.drops - gaps + c.total() - c.stacks;
+    let secs = fr.interval_s.max(1e-3);
+    if maps == 0 && (gaps as f64) < LOST_SCHED_GAPS_PER_S * secs {
+        return;
+    }
+    let lost = maps + gaps;
+    out.push(Finding {
+        kind: "lost_data",
+        severity: Severity::Info,
+        summary: format!(
+            "{lost} events lost this interval (full kernel maps or skipped scheduler events): \
+             the figures are floors"
+        ),
+        figures: fig(&[
+            ("lost", lost as f64),
+            ("sched_gaps", fr.drops_by_map.sched_gaps as f64),
+            ("map_drops", maps as f64),
+        ]),
+        view: "main",
+        key: 0,
+        ..Default::default()
+    });
+}

@@ -1,0 +1,383 @@
+//! Threshold edges of every rule, and the hysteresis of `judge`, on hand-made frames.
+
+use super::contention_frame::{FutexFrame, MmapLockFrame};
+use super::findings::*;
+use super::findings_rules::*;
+use super::frame::{CpuFrame, Frame, ProcFrame};
+use super::latency::{LatCpuRow, LatThreadRow, LatencyFrame};
+use super::opt::Opt;
+
+fn frame() -> Frame {
+    Frame {
+        t: 1000.0,
+        interval_s: 1.0,
+        mode: "bpf".into(),
+        ncpus: 2,
+        ..Default::default()
+    }
+}
+
+fn kinds(fr: &Frame) -> Vec<&'static str> {
+    observe(fr).iter().map(|f| f.kind).collect()
+}
+
+fn proc_(pid: u32) -> ProcFrame {
+    ProcFrame::named(pid, "w".into(), "w".into())
+}
+
+#[test]
+fn procfs_only_guesses_nothing() {
+    let mut fr = frame();
+    fr.mode = "procfs".into();
+    fr.runnable.true_avg = Some(10.0);
+    fr.drops = 1000;
+    assert!(observe(&fr).is_empty());
+}
+
+#[test]
+fn thread_churn_edges() {
+    let churn = |created: u64, exited: u64| {
+        let mut fr = frame();
+        let mut p = proc_(7);
+        p.threads_created = Some(created);
+        p.threads_exited = Some(exited);
+        p.ghost_cpu_ms = Opt::some(600.0);
+        fr.procs.push(p);
+        kinds(&fr)
+    };
+    let n = CHURN_CREATED_PER_S as u64;
+    assert_eq!(churn(n, n), ["thread_churn"]);
+    assert!(churn(n - 1, n - 1).is_empty(), "below the rate");
+    assert!(churn(n, n / 2 - 1).is_empty(), "a pool starting: few exits");
+    let mut fr = frame();
+    let mut p = proc_(7);
+    (p.threads_created, p.threads_exited) = (Some(n), Some(n));
+    p.ghost_cpu_ms = Opt::some(CHURN_GHOST_CPU_CRIT_PCT * 10.0);
+    fr.procs.push(p);
+    assert_eq!(observe(&fr)[0].severity, Severity::Critical);
+}
+
+#[test]
+fn scan_undercount_edges() {
+    let under = |avg: f64, scan: u32| {
+        let mut fr = frame();
+        fr.ncpus = 64; // no saturation
+        fr.runnable.true_avg = Some(avg);
+        fr.runnable.scan_running = scan;
+        kinds(&fr)
+    };
+    assert_eq!(under(UNDERCOUNT_MIN_GAP, 0), ["scan_undercount"]);
+    assert!(
+        under(UNDERCOUNT_MIN_GAP - 0.01, 0).is_empty(),
+        "gap too small"
+    );
+    assert_eq!(under(4.0, 2), ["scan_undercount"], "ratio 2 and a gap of 2");
+    assert!(under(3.9, 2).is_empty(), "ratio under 2");
+}
+
+#[test]
+fn cpu_saturation_edges() {
+    let sat = |avg: f64, ncpus: u32| {
+        let mut fr = frame();
+        fr.ncpus = ncpus;
+        fr.runnable.true_avg = Some(avg);
+        fr.runnable.scan_running = avg as u32; // no undercount
+        kinds(&fr)
+    };
+    // 2 CPUs: the whole-thread excess decides (3.0 > 2.5).
+    assert_eq!(sat(3.0, 2), ["cpu_saturation"]);
+    assert!(sat(2.99, 2).is_empty());
+    // 16 CPUs: the ratio decides.
+    assert_eq!(sat(20.0, 16), ["cpu_saturation"]);
+    assert!(sat(19.9, 16).is_empty());
+}
+
+fn word(contended: u64, woken: u64, eagain: u64, wait_ms: f64) -> FutexFrame {
+    FutexFrame {
+        pid: 9,
+        comm: "db".into(),
+        uaddr: 0x1000,
+        contended,
+        woken,
+        eagain,
+        total_wait_ms: wait_ms,
+        avg_wait_us: if contended > 0 {
+            wait_ms * 1e3 / contended as f64
+        } else {
+            0.0
+        },
+        ..Default::default()
+    }
+}
+
+fn hot(w: FutexFrame) -> Vec<&'static str> {
+    let mut fr = frame();
+    fr.contention.futexes.push(w);
+    kinds(&fr)
+}
+
+#[test]
+fn hot_lock_edges() {
+    let n = HOT_LOCK_WAITS_PER_S as u64;
+    // A queue by wait share (1.2 threads asleep), woken by unlocks, 6 ms waits.
+    assert_eq!(hot(word(200, 200, 0, 1200.0)), ["hot_lock"]);
+    // A queue by EAGAIN retries with a small wait share.
+    assert_eq!(hot(word(n, n, n, 300.0)), ["hot_lock"]);
+    assert!(hot(word(n - 1, n, n, 300.0)).is_empty(), "too few waits");
+    assert!(
+        hot(word(n, n, n - 1, 300.0)).is_empty(),
+        "no queue: share <= 1, few retries"
+    );
+    // Timed waits: nobody wakes them (the idle machine's 'contention').
+    assert!(
+        hot(word(200, 99, 0, 1200.0)).is_empty(),
+        "ended by timeouts"
+    );
+    assert_eq!(hot(word(200, 100, 0, 1200.0)), ["hot_lock"]);
+    // Idle workers on a condition variable: long sleeps.
+    let avg_edge = HOT_LOCK_MAX_AVG_WAIT_MS * 200.0;
+    assert_eq!(hot(word(200, 200, 0, avg_edge)), ["hot_lock"]);
+    assert!(
+        hot(word(200, 200, 0, avg_edge + 1.0)).is_empty(),
+        "long sleeps"
+    );
+    // One waiter at a time, handed work by one waker: share 1.0, no retries.
+    assert!(hot(word(1000, 1000, 0, 1000.0)).is_empty(), "a handoff");
+}
+
+#[test]
+fn idle_futex_storm_edges() {
+    let storm = |calls: u64, cpu: f64| {
+        let mut fr = frame();
+        let mut p = proc_(5);
+        p.futex_calls = Opt::some(calls);
+        p.cpu_pct_true = Some(cpu);
+        fr.procs.push(p);
+        kinds(&fr)
+    };
+    let n = STORM_CALLS_PER_S as u64;
+    assert_eq!(storm(n, STORM_MAX_CPU_PCT), ["idle_futex_storm"]);
+    assert!(storm(n - 1, 1.0).is_empty());
+    assert!(
+        storm(n * 100, STORM_MAX_CPU_PCT + 0.1).is_empty(),
+        "busy, not idle"
+    );
+}
+
+#[test]
+fn mmap_lock_stall_edges() {
+    let stall = |holder: u32, max_us: f64| {
+        let mut fr = frame();
+        fr.contention.mmap_lock.push(MmapLockFrame {
+            victim_pid: 4242,
+            waiter_pid: 4242,
+            holder_pid: holder,
+            max_wait_us: max_us,
+            ..Default::default()
+        });
+        observe(&fr)
+    };
+    let edge = MMAP_STALL_MAX_WAIT_MS * 1e3;
+    let f = stall(31999, edge);
+    assert_eq!(f[0].kind, "mmap_lock_stall");
+    assert_eq!(f[0].pids, [4242, 31999]);
+    assert!(
+        f[0].summary
+            .starts_with("(4242)'s threads waited up to 10 ms for its mmap_lock held by (31999)"),
+        "{}",
+        f[0].summary
+    );
+    assert!(stall(31999, edge - 1.0).is_empty());
+    // Another process waiting (ttop reading /proc/4242, say) is named as the waiter.
+    let mut fr = frame();
+    fr.procs.push(proc_(77));
+    fr.contention.mmap_lock.push(MmapLockFrame {
+        victim_pid: 4242,
+        waiter_pid: 77,
+        holder_pid: 31999,
+        max_wait_us: edge,
+        ..Default::default()
+    });
+    let f = observe(&fr);
+    assert_eq!(f[0].pids, [4242, 77, 31999]);
+    assert!(
+        f[0].summary
+            .starts_with("w(77) waited up to 10 ms for (4242)'s mmap_lock"),
+        "{}",
+        f[0].summary
+    );
+    assert!(stall(4242, edge * 10.0).is_empty(), "its own threads");
+    assert!(stall(0, edge * 10.0).is_empty(), "no holder seen");
+}
+
+#[test]
+fn sched_stall_edges_name_the_cpu_and_time() {
+    let stall = |max_us: f64| {
+        let mut fr = frame();
+        fr.latency = Some(LatencyFrame {
+            cpus: vec![LatCpuRow {
+                cpu: 1,
+                max_at: Some(999.5),
+                ..Default::default()
+            }],
+            threads: vec![LatThreadRow {
+                tid: 11,
+                pid: 10,
+                comm: "sleeper".into(),
+                max_us,
+                max_at: 999.5,
+                ..Default::default()
+            }],
+            threads_total: 1,
+        });
+        observe(&fr)
+    };
+    let f = stall(SCHED_STALL_MS * 1e3);
+    assert_eq!(
+        (f[0].kind, f[0].cpus.as_slice(), f[0].tids.as_slice()),
+        ("sched_stall", &[1u32][..], &[11u32][..])
+    );
+    assert!(
+        f[0].summary.contains("00:16:39.500 UTC on CPU 1"),
+        "{}",
+        f[0].summary
+    );
+    assert!(stall(SCHED_STALL_MS * 1e3 - 1.0).is_empty());
+}
+
+#[test]
+fn tlb_storm_edges() {
+    let tlb = |n: u64| {
+        let mut fr = frame();
+        let mut p = proc_(3);
+        p.tlb_shootdowns_caused = Opt::some(n);
+        fr.procs.push(p);
+        fr.cpus.push(CpuFrame {
+            cpu: 1,
+            tlb_shootdowns: Some(n),
+            ..Default::default()
+        });
+        observe(&fr)
+    };
+    let n = TLB_STORM_PER_S as u64;
+    let f = tlb(n);
+    assert_eq!(
+        (f[0].kind, f[0].cpus.as_slice()),
+        ("tlb_storm", &[1u32][..])
+    );
+    assert!(tlb(n - 1).is_empty());
+    assert_eq!(
+        tlb(TLB_STORM_CRIT_PER_S as u64)[0].severity,
+        Severity::Critical
+    );
+}
+
+#[test]
+fn lost_data_edges() {
+    let lost = |gaps: u64, map: u64| {
+        let mut fr = frame();
+        fr.drops_by_map.sched_gaps = gaps;
+        fr.drops = gaps + map;
+        kinds(&fr)
+    };
+    let g = LOST_SCHED_GAPS_PER_S as u64;
+    assert_eq!(lost(g, 0), ["lost_data"]);
+    assert!(lost(g - 1, 0).is_empty(), "a stray skipped event");
+    assert_eq!(lost(0, 1), ["lost_data"], "any full map");
+    let mut fr = frame();
+    fr.contention.contention_drops.stacks = 50;
+    assert!(kinds(&fr).is_empty(), "missing stacks lose no counts");
+}
+
+/// A window where `present[i]` says whether one condition-kind candidate showed.
+fn run(present: &[bool]) -> Vec<Finding> {
+    let obs: Vec<_> = present
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let c = Finding {
+                kind: "tlb_storm",
+                severity: if i == 1 {
+                    Severity::Critical
+                } else {
+                    Severity::Warning
+                },
+                pids: vec![3],
+                key: 3,
+                ..Default::default()
+            };
+            (i as f64, if p { vec![c] } else { vec![] })
+        })
+        .collect();
+    judge(&obs)
+}
+
+#[test]
+fn a_condition_holds_before_it_shows_and_lingers_marked_past() {
+    assert!(run(&[true, true]).is_empty(), "HOLD - 1 intervals");
+    let f = run(&[false, true, true, true]);
+    assert_eq!((f.len(), f[0].active, f[0].since), (1, true, 1.0));
+    assert_eq!(f[0].severity, Severity::Critical, "the worst of the run");
+    assert!(
+        run(&[true, true, false, true]).is_empty(),
+        "a gap restarts the count"
+    );
+    let mut w = vec![true; HOLD];
+    w.extend(vec![false; LINGER]);
+    let f = run(&w);
+    assert_eq!((f.len(), f[0].active), (1, false), "past, still listed");
+    w.push(false);
+    assert!(run(&w).is_empty(), "gone after LINGER");
+}
+
+#[test]
+fn events_show_at_once_and_active_come_first() {
+    let stall = Finding {
+        kind: "sched_stall",
+        severity: Severity::Warning,
+        key: 1,
+        ..Default::default()
+    };
+    let lost = Finding {
+        kind: "lost_data",
+        severity: Severity::Info,
+        ..Default::default()
+    };
+    let crit = Finding {
+        kind: "mmap_lock_stall",
+        severity: Severity::Critical,
+        key: 2,
+        ..Default::default()
+    };
+    let obs = vec![(0.0, vec![crit]), (1.0, vec![stall.clone(), lost.clone()])];
+    let f = judge(&obs);
+    let got: Vec<_> = f.iter().map(|f| (f.kind, f.active)).collect();
+    assert_eq!(
+        got,
+        [
+            ("sched_stall", true),
+            ("lost_data", true),
+            ("mmap_lock_stall", false)
+        ]
+    );
+}
+
+#[test]
+fn the_window_equals_the_pure_function() {
+    let mut frames = Vec::new();
+    for i in 0..(WINDOW + 4) {
+        let mut fr = frame();
+        fr.t = i as f64;
+        fr.runnable.true_avg = Some(if i % 7 < 4 { 5.0 } else { 0.5 });
+        fr.runnable.scan_running = 5;
+        frames.push(fr);
+    }
+    let mut w = Window::new();
+    for i in 0..frames.len() {
+        let mut fr = frames[i].clone();
+        w.push(&mut fr);
+        let from = (i + 1).saturating_sub(WINDOW);
+        let refs: Vec<&Frame> = frames[from..=i].iter().collect();
+        assert_eq!(fr.findings, findings(&refs), "frame {i}");
+    }
+}
