@@ -121,3 +121,48 @@ fn replay_tiny_terminals_do_not_panic() {
     }
     let _ = std::fs::remove_file(&p);
 }
+
+/// The time bar marks where findings were active once the recording is judged (the
+/// replay loop does it while idle): five minutes, the incident in the middle minute only.
+#[test]
+fn replay_time_bar_marks_findings_100x30() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("replay-snapshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("marks-{}", std::process::id()));
+    let hdr = header_for(&fixtures::system(), Duration::from_secs(1), None);
+    let mut w = Writer::create(&p, &hdr).unwrap();
+    for i in 0..=300u64 {
+        let mut s = fixtures::incident(i, true);
+        if !(120..180).contains(&i) {
+            // Quiet: the same machine without eBPF, where nothing is guessed.
+            s.bpf = None;
+        }
+        w.append(&s).unwrap();
+    }
+    w.finish().unwrap();
+    let mut pl = Player::new(Reader::open(&p).unwrap());
+    while !pl.marks_done() {
+        pl.mark_more(50);
+    }
+    pl.goto("+1m").unwrap();
+    let mut app = App::new();
+    app.source = "replay".into();
+    show(&mut app, &mut pl, None);
+    let s = screen(&app, 100, 30);
+    let bar = s.lines().find(|l| l.contains("frame 6")).expect(&s);
+    let track: String = bar.chars().filter(|c| "━─●▲△".contains(*c)).collect();
+    // Marked from 2:02 (the findings hold 3 frames) to 3:05 (they linger 5), of 5:00.
+    let first = track.find('▲').expect(bar) / '▲'.len_utf8();
+    let marked = track.chars().filter(|&c| c == '▲').count();
+    let w = track.chars().count();
+    assert!(
+        (first as f64 / w as f64 - 122.0 / 300.0).abs() < 0.05,
+        "first mark at {first} of {w}: {bar}"
+    );
+    assert!(
+        (marked as f64 / w as f64 - 63.0 / 300.0).abs() < 0.05,
+        "{marked} of {w} cells: {bar}"
+    );
+    snap!("replay_time_bar_marks_100x30", s);
+    let _ = std::fs::remove_file(&p);
+}

@@ -2,7 +2,7 @@
 //! player (the same `derive` as live); replay keys go to the player, every other key
 //! to the App exactly as live, so every view, sort and filter works the same.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
@@ -98,6 +98,12 @@ impl Session {
     }
 }
 
+/// Judging the recording for the time bar's marks: this long at a time, then a look at
+/// the keys for up to MARK_PAUSE, the bar redrawn at most every MARK_REDRAW.
+const MARK_SLICE: Duration = Duration::from_millis(20);
+const MARK_PAUSE: Duration = Duration::from_millis(1);
+const MARK_REDRAW: Duration = Duration::from_millis(250);
+
 pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = &args.file;
     let reader = Series::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
@@ -141,6 +147,7 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     let (mut term, restore) = super::screen::open()?;
     let mut due: Option<Instant> = None;
     let mut dirty = true;
+    let mut marks_drawn = Instant::now();
     loop {
         if stop.is_set() || s.app.quit {
             return Ok(());
@@ -158,6 +165,19 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
             }
             _ => {}
         }
+        // While idle, judge the recording for the time bar's marks: 20 ms at a time, the
+        // bar redrawn at most 4 times a second, keys answered between the slices.
+        if !s.player.marks_done() {
+            let t0 = Instant::now();
+            while !s.player.marks_done() && t0.elapsed() < MARK_SLICE {
+                s.player.mark_more(16);
+            }
+            if s.player.marks_done() || marks_drawn.elapsed() >= MARK_REDRAW {
+                s.refresh_bar();
+                marks_drawn = Instant::now();
+                dirty = true;
+            }
+        }
         if dirty {
             if term.draw(|f| crate::ui::render(f, &s.app)).is_err() {
                 break;
@@ -165,7 +185,10 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
             dirty = false;
         }
         // Until the next frame is due when playing; until a key or a stop when paused.
-        let wait = due.map(|t| t.saturating_duration_since(Instant::now()));
+        let mut wait = due.map(|t| t.saturating_duration_since(Instant::now()));
+        if !s.player.marks_done() {
+            wait = Some(wait.map_or(MARK_PAUSE, |w| w.min(MARK_PAUSE)));
+        }
         let events = match input.wait(wait)? {
             Input::Events(ev) => ev,
             Input::Gone => break,

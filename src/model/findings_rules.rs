@@ -518,9 +518,12 @@ fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
 
 fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
     let c = &fr.contention.contention_drops;
-    // Missing user stacks only leave callers unnamed; every other drop loses counts.
-    let gaps = fr.drops_by_map.sched_gaps;
-    let maps = fr.drops - gaps + c.total() - c.stacks;
+    // Missing user stacks only leave callers unnamed; every other drop loses counts. A
+    // latency sample dropped as stale is the echo of a skipped scheduler event (the wait
+    // it would have timed spans the missed switch): the same loss, not another one.
+    let d = &fr.drops_by_map;
+    let gaps = d.sched_gaps.max(d.lat_stale);
+    let maps = fr.drops.saturating_sub(d.sched_gaps + d.lat_stale) + c.total() - c.stacks;
     let secs = fr.interval_s.max(1e-3);
     if maps == 0 && (gaps as f64) < LOST_SCHED_GAPS_PER_S * secs {
         return;
@@ -536,6 +539,7 @@ fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
         figures: fig(&[
             ("lost", lost as f64),
             ("sched_gaps", fr.drops_by_map.sched_gaps as f64),
+            ("lat_stale", fr.drops_by_map.lat_stale as f64),
             ("map_drops", maps as f64),
         ]),
         view: "main",

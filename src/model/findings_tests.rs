@@ -284,6 +284,20 @@ fn lost_data_edges() {
     assert_eq!(lost(g, 0), ["lost_data"]);
     assert!(lost(g - 1, 0).is_empty(), "a stray skipped event");
     assert_eq!(lost(0, 1), ["lost_data"], "any full map");
+    // A stale latency sample is a skipped event's echo (seen on an idle machine: one
+    // gap and one stale sample in an interval), not a full map.
+    let mut fr = frame();
+    fr.drops_by_map.sched_gaps = 1;
+    fr.drops_by_map.lat_stale = 1;
+    fr.drops = 2;
+    assert!(kinds(&fr).is_empty(), "a gap and its stale sample");
+    fr.drops_by_map.sched_gaps = g - 1;
+    fr.drops_by_map.lat_stale = g - 1;
+    fr.drops = 2 * g - 2;
+    assert!(kinds(&fr).is_empty(), "each stale sample echoes a gap");
+    fr.drops_by_map.lat_stale = g;
+    fr.drops = 2 * g - 1;
+    assert_eq!(kinds(&fr), ["lost_data"], "more stale samples than gaps");
     let mut fr = frame();
     fr.contention.contention_drops.stacks = 50;
     assert!(kinds(&fr).is_empty(), "missing stacks lose no counts");

@@ -15,6 +15,7 @@ pub mod format;
 pub mod headless;
 pub mod index;
 pub mod live;
+pub mod marks;
 pub mod player;
 pub mod reader;
 pub mod rotate;

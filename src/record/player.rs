@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::marks::Marks;
 use super::series::Series;
 use crate::model::findings::{WINDOW, Window};
 use crate::model::{Frame, Sample, derive};
@@ -66,7 +67,14 @@ pub struct ReplayBar {
     pub goto: Option<String>,
     /// The last problem (a damaged frame skipped, a bad "go to").
     pub note: Option<String>,
+    /// Where findings were active: [`MARK_BUCKETS`] equal stretches of the recording,
+    /// each a `marks` level (0 not judged yet, 1 none, 2 info, 3 warn, 4 critical).
+    pub marks: Vec<u8>,
 }
+
+/// Stretches of the recording the time bar's marks are kept in (the bar is at most 60
+/// cells wide; each cell takes the most severe of its stretches).
+pub const MARK_BUCKETS: usize = 240;
 
 pub struct Player {
     reader: Series,
@@ -77,6 +85,7 @@ pub struct Player {
     /// forward judges one frame and a jump rebuilds the window from WINDOW frames back.
     window: Window,
     judged: Option<usize>,
+    marks: Marks,
     pub playing: bool,
     pub speed: Speed,
     pub note: Option<String>,
@@ -87,13 +96,15 @@ impl Player {
     /// Reader (one file) or a Series (a directory of rotated files) plays the same.
     pub fn new(reader: impl Into<Series>) -> Player {
         let reader = reader.into();
-        let pos = 1.min(reader.len().saturating_sub(1));
+        let len = reader.len();
+        let pos = 1.min(len.saturating_sub(1));
         Player {
             reader,
             pos,
             cur: None,
             window: Window::new(),
             judged: None,
+            marks: Marks::new(len),
             playing: false,
             speed: Speed::X1,
             note: None,
@@ -301,6 +312,21 @@ impl Player {
         moved
     }
 
+    /// Judge up to `budget` more frames for the time bar's marks (in order from the
+    /// first); whether one got a mark. Nothing is left to do once `marks_done`.
+    pub fn mark_more(&mut self, budget: usize) -> bool {
+        self.marks.more(&mut self.reader, budget)
+    }
+
+    pub fn marks_done(&self) -> bool {
+        self.marks.done()
+    }
+
+    /// The mark of position `i` (see [`ReplayBar::marks`]).
+    pub fn mark(&self, i: usize) -> u8 {
+        self.marks.at(i)
+    }
+
     pub fn bar(&self, goto: Option<&str>) -> ReplayBar {
         ReplayBar {
             file: self.reader.path().display().to_string(),
@@ -313,6 +339,7 @@ impl Player {
             speed: self.speed.label(),
             goto: goto.map(str::to_string),
             note: self.note.clone(),
+            marks: self.marks.buckets(MARK_BUCKETS),
         }
     }
 }
@@ -510,8 +537,11 @@ mod findings_tests {
     use crate::record::writer::header_for;
 
     /// A quiet stretch, an incident (saturation, churn, ...) for 12 intervals, quiet again.
-    fn recording() -> (Vec<Sample>, std::path::PathBuf) {
-        let p = std::env::temp_dir().join(format!("ttop-player-findings-{}", std::process::id()));
+    fn recording(name: &str) -> (Vec<Sample>, std::path::PathBuf) {
+        let p = std::env::temp_dir().join(format!(
+            "ttop-player-findings-{name}-{}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_file(&p);
         let mut w =
             Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
@@ -536,7 +566,7 @@ mod findings_tests {
     /// Replay shows the findings live showed, at the same frames, however it got there.
     #[test]
     fn findings_come_back_at_the_same_frames_after_seeks() {
-        let (samples, p) = recording();
+        let (samples, p) = recording("seeks");
         let sys = system();
         let mut w = Window::new();
         let want: Vec<_> = (1..samples.len())
@@ -568,7 +598,7 @@ mod findings_tests {
     /// n / N land where a finding starts showing: forward from the start, back from the end.
     #[test]
     fn next_and_previous_finding() {
-        let (samples, p) = recording();
+        let (samples, p) = recording("next");
         let sys = system();
         let mut w = Window::new();
         let mut prev: Vec<(&str, u64)> = Vec::new();
@@ -599,6 +629,47 @@ mod findings_tests {
         pl.seek(39);
         assert!(!pl.seek_finding(true), "nothing after the end");
         assert!(pl.note.is_some());
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// The time bar's marks, judged in the background a few frames at a time, are where
+    /// the frames had an active finding, each with its most severe level.
+    #[test]
+    fn marks_are_where_findings_were_active() {
+        use crate::record::marks::{NONE, UNKNOWN, level};
+        let (samples, p) = recording("marks");
+        let sys = system();
+        let mut w = Window::new();
+        let mut want = vec![NONE];
+        for i in 1..samples.len() {
+            let mut f = derive(&sys, Some(&samples[i - 1]), &samples[i]);
+            w.push(&mut f);
+            let top = f
+                .findings
+                .iter()
+                .filter(|f| f.active)
+                .map(|f| level(f.severity))
+                .max();
+            want.push(top.unwrap_or(NONE));
+        }
+        assert!(want.iter().any(|&m| m > NONE) && want.iter().any(|&m| m == NONE));
+        let mut pl = Player::new(Reader::open(&p).unwrap());
+        assert!(pl.bar(None).marks.iter().all(|&m| m == UNKNOWN));
+        // Playing and seeking meanwhile changes nothing in the marks.
+        let mut rounds = 0;
+        while !pl.marks_done() {
+            pl.mark_more(7);
+            pl.seek((rounds * 13) % samples.len());
+            let _ = pl.frame();
+            rounds += 1;
+        }
+        assert_eq!(rounds, samples.len().div_ceil(7));
+        let got: Vec<u8> = (0..samples.len()).map(|i| pl.mark(i)).collect();
+        assert_eq!(got, want);
+        // Bucketed for the bar: 40 positions over 240 stretches, each its position's.
+        let b = pl.bar(None).marks;
+        assert_eq!(b.len(), MARK_BUCKETS);
+        assert_eq!(b[6 * 20], want[20]);
         let _ = std::fs::remove_file(&p);
     }
 }

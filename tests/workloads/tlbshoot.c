@@ -2,7 +2,8 @@
 // touches each, and unmaps them, in a loop for SECS seconds, while one sibling thread
 // per other CPU spins in the same address space (pinned there). Every munmap must then
 // flush the siblings' TLBs: one remote shootdown per sibling CPU that runs the mm.
-// usage: tlbshoot SECS PAGES MAPCPU
+// usage: tlbshoot SECS PAGES MAPCPU [SIBLINGS]  (SIBLINGS 0: no spinners, the control:
+// nothing else runs the mm, so an unmap needs no remote flush)
 // prints: pid=P mapper_tid=T iters=N
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -41,13 +42,14 @@ int main(int argc, char **argv) {
     double secs = argc > 1 ? atof(argv[1]) : 3;
     long pages = argc > 2 ? atol(argv[2]) : 4;
     int mapcpu = argc > 3 ? atoi(argv[3]) : 0;
+    int siblings = argc > 4 ? atoi(argv[4]) : 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long psz = sysconf(_SC_PAGESIZE);
     pthread_t t[256];
     int n = 0;
     pin(mapcpu);
     for (long c = 0; c < ncpu && n < 256; c++)
-        if (c != mapcpu) pthread_create(&t[n++], NULL, sibling, (void *)c);
+        if (c != mapcpu && siblings) pthread_create(&t[n++], NULL, sibling, (void *)c);
     printf("pid=%d mapper_tid=%ld\n", getpid(), syscall(SYS_gettid));
     fflush(stdout);
     usleep(50000); /* siblings running on their CPUs */
