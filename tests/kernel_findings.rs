@@ -318,9 +318,22 @@ fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
     // A nice-19 sleeper on CPU 1 behind 4 spinners there.
     let mut sleeper = spawn_workload("wakelat", &["1", "4", "4", "1000", "19"]);
     let spid = pid_of(&mut sleeper);
-    for w in [&mut reader, &mut victim, &mut sleeper] {
+    for w in [&mut reader, &mut victim] {
         assert!(wait_timeout(w, Duration::from_secs(30)), "a workload hung");
     }
+    // The sleeper's own account of how late each wake-up ran ("w WALL_NS LATE_NS").
+    let mut out = String::new();
+    std::io::Read::read_to_string(sleeper.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert!(
+        wait_timeout(&mut sleeper, Duration::from_secs(30)),
+        "wakelat hung"
+    );
+    let late_ms = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("w "))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .fold(0.0f64, f64::max)
+        / 1e6;
     let frames = rest(tt, rx);
     let f = fires_within_5s(&frames, "mmap_lock_stall", vpid, start);
     assert_eq!(f["view"], "locks");
@@ -334,7 +347,21 @@ fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
             .any(|p| p.as_array().unwrap().iter().any(|p| p == rpid)),
         "the reader is never named as the holder: {holders:?}"
     );
-    let f = fires_within_5s(&frames, "sched_stall", spid, start);
-    assert!(f["figures"]["max_wait_ms"].as_f64().unwrap() >= 50.0, "{f}");
-    assert!(f["summary"].as_str().unwrap().contains("UTC"), "{f}");
+    // Judged against the workload's own lateness: a stall it felt (with margin over the
+    // 50 ms threshold) is named; one it did not feel is not.
+    eprintln!("wakelat: its latest wake-up ran {late_ms:.1} ms late");
+    if late_ms >= 60.0 {
+        let f = fires_within_5s(&frames, "sched_stall", spid, start);
+        let got = f["figures"]["max_wait_ms"].as_f64().unwrap();
+        assert!(
+            got >= 50.0 && got <= late_ms + 5.0,
+            "{f} (workload: {late_ms} ms)"
+        );
+        assert!(f["summary"].as_str().unwrap().contains("UTC"), "{f}");
+    } else if late_ms < 40.0 {
+        assert!(
+            fired(&frames, "sched_stall", spid).is_empty(),
+            "a stall the workload did not feel ({late_ms} ms)"
+        );
+    }
 }
