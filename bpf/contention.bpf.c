@@ -90,6 +90,24 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } ustacks SEC(".maps");
 
+/* Copies of user stacks by (process, futex word), tid 0 (see struct ttop_ustack_copy):
+ * not by stack id, since the frame-pointer walks of two call sites that die at the
+ * same libc instruction are one stack id. Allocated on use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_USTACK_COPIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ttop_futex_key);
+	__type(value, struct ttop_ustack_copy);
+} ustack_copies SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_ustack_copy);
+} ustack_scratch SEC(".maps");
+
 /* ---- kernel locks ---- */
 
 struct ttop_lock_wait {
@@ -431,6 +449,40 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bo
 	return 0;
 }
 
+/* Keep the registers and the top of the user stack of a kept futex stack, the first time
+ * one is kept for the word (the DWARF unwinder in user space reads it). The stack's top
+ * may be nearer than TTOP_USTACK_BYTES (a main thread's stack ends at the top of its
+ * mapping): then a smaller read is tried. */
+static __noinline void copy_ustack(__u32 tgid, __u64 uaddr)
+{
+	struct ttop_futex_key k = { .tid = 0, .tgid = tgid, .uaddr = uaddr };
+	struct ttop_ustack_copy *c;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	__u64 sp;
+
+	if (!args_at_exit() || bpf_map_lookup_elem(&ustack_copies, &k))
+		return;
+	c = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (!c)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	c->ip = PT_REGS_IP_CORE(regs);
+	sp = PT_REGS_SP_CORE(regs);
+	c->sp = sp;
+	c->bp = PT_REGS_FP_CORE(regs);
+	c->tgid = tgid;
+	if (!bpf_probe_read_user(c->bytes, TTOP_USTACK_BYTES, (void *)sp))
+		c->len = TTOP_USTACK_BYTES;
+	else if (!bpf_probe_read_user(c->bytes, 4096, (void *)sp))
+		c->len = 4096;
+	else if (!bpf_probe_read_user(c->bytes, 1024, (void *)sp))
+		c->len = 1024;
+	else
+		c->len = 0;
+	bpf_map_update_elem(&ustack_copies, &k, c, BPF_NOEXIST);
+}
+
 /* Account one finished futex call to its (thread, word) entry. Only this thread writes
  * that entry, so plain stores suffice; user space derives the per-word, per-thread and
  * per-process figures from these entries. */
@@ -478,8 +530,10 @@ static __always_inline int futex_account(void *ctx, const struct ttop_futex_call
 			if (s->ustack < 0 || (s->contended & 63) == 0) {
 				long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
-				if (sid >= 0)
+				if (sid >= 0) {
 					s->ustack = sid;
+					copy_ustack(key.tgid, key.uaddr);
+				}
 				else if (s->ustack < 0)
 					cdrop(CDROP_STACKS);
 			}

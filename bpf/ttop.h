@@ -115,6 +115,18 @@ enum ttop_drop {
 #define TTOP_STACKS 4096
 #define TTOP_STACK_DEPTH 32
 
+/* A user stack as the thread left it, for unwinding in user space from .eh_frame (as
+ * perf --call-graph dwarf does): taken beside the frame-pointer walk of a kept futex
+ * stack, once per (process, word), so a libc without frame pointers does not end it. */
+#define TTOP_USTACK_BYTES 8192
+#define TTOP_USTACK_COPIES 512
+struct ttop_ustack_copy {
+	__u64 ip, sp, bp;  /* user registers at the syscall */
+	__u32 tgid;
+	__u32 len;         /* bytes copied from sp upward (0: the read failed) */
+	__u8 bytes[TTOP_USTACK_BYTES];
+};
+
 /* futex_stats.flags: what was seen on the word. */
 #define TTOP_FUTEX_SHARED 1   /* a call without FUTEX_PRIVATE_FLAG */
 #define TTOP_FUTEX_PI 2       /* LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI, UNLOCK_PI, CMP_REQUEUE_PI */

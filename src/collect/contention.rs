@@ -16,6 +16,7 @@ use super::kallsyms;
 use super::map_read;
 use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
 use super::tracefs;
+use super::unwind::{DwarfUnwinder, StackCopy};
 use crate::model::contention::{
     ContentionDrops, ContentionSample, FutexSample, KernelStacks, LockSample, MmapSample,
 };
@@ -43,6 +44,12 @@ pub struct ContentionCollector {
     locks_ok: bool,
     mmap_ok: bool,
     syms: Symbolizer,
+    /// Unwinds the copied user stacks from .eh_frame (see unwind.rs).
+    unwinder: DwarfUnwinder,
+    /// TTOP_NO_DWARF=1: frame pointers only (to compare; the tests use it).
+    no_dwarf: bool,
+    /// (process, word) -> (caller, frames) of stacks unwound from their copies.
+    dwarf_named: HashMap<(u32, u64), (String, Vec<String>)>,
     last_read_ns: u64,
     /// Cumulative contended count per futex word at the previous read (to pick the top).
     prev_contended: HashMap<(u32, u64), u64>,
@@ -85,6 +92,23 @@ fn futex_tracepoints() -> Result<Vec<&'static str>, String> {
     Ok(FUTEX_SYSCALLS.into_iter().filter(|n| has(n)).collect())
 }
 
+/// The key of a word's stack copy: (tid 0, process, word) as `struct ttop_futex_key`.
+fn copy_key(pid: u32, uaddr: u64) -> Vec<u8> {
+    let k = types::ttop_futex_key {
+        tid: 0,
+        tgid: pid,
+        uaddr,
+    };
+    // SAFETY: a plain #[repr(C)] struct generated from BTF, read as its bytes.
+    unsafe {
+        std::slice::from_raw_parts(
+            (&k as *const types::ttop_futex_key).cast::<u8>(),
+            std::mem::size_of::<types::ttop_futex_key>(),
+        )
+    }
+    .to_vec()
+}
+
 fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
     if id < 0 {
         return Vec::new();
@@ -96,6 +120,38 @@ fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
         .take_while(|&ip| ip != 0)
         .collect()
+}
+
+impl ContentionCollector {
+    /// The stack of futex word `uaddr` of `pid` unwound from its copy with the modules'
+    /// unwind tables, when the BPF side kept one and the walk got past the first frame.
+    fn dwarf_ips(&mut self, pid: u32, uaddr: u64, now: u64) -> Option<Vec<u64>> {
+        if !cfg!(target_arch = "x86_64") || self.no_dwarf {
+            return None;
+        }
+        let key = copy_key(pid, uaddr);
+        let v = self
+            .skel
+            .maps
+            .ustack_copies
+            .lookup(&key, MapFlags::ANY)
+            .ok()??;
+        let c: types::ttop_ustack_copy = from_bytes(&v);
+        if c.len == 0 || c.tgid != pid {
+            return None;
+        }
+        let copy = StackCopy {
+            ip: c.ip,
+            sp: c.sp,
+            bp: c.bp,
+            bytes: &c.bytes[..(c.len as usize).min(c.bytes.len())],
+        };
+        let syms = &mut self.syms;
+        let (ips, _) = self
+            .unwinder
+            .unwind(pid, &copy, now, |a| syms.mapping(pid, a, now));
+        (ips.len() > 1).then_some(ips)
+    }
 }
 
 impl Drop for ContentionCollector {
@@ -264,6 +320,9 @@ impl ContentionCollector {
             locks_ok,
             mmap_ok,
             syms: Symbolizer::default(),
+            unwinder: DwarfUnwinder::new(),
+            no_dwarf: std::env::var_os("TTOP_NO_DWARF").is_some_and(|v| v == "1"),
+            dwarf_named: HashMap::new(),
             last_read_ns: 0,
             prev_contended: HashMap::new(),
             futex_totals: FutexTotals::default(),
@@ -470,6 +529,23 @@ impl ContentionCollector {
         let mut new_budget = MAX_NEW_PER_TICK;
         for &(_, i, id) in ranked.iter().take(TOP_STACKS) {
             let pid = futexes[i].tgid;
+            let uaddr = futexes[i].uaddr;
+            // Unwound from its copy and named before.
+            if let Some((caller, frames)) = self.dwarf_named.get(&(pid, uaddr)) {
+                futexes[i].caller = caller.clone();
+                futexes[i].stack = frames.clone();
+                continue;
+            }
+            if new_budget > 0
+                && let Some(ips) = self.dwarf_ips(pid, uaddr, now)
+            {
+                new_budget -= 1;
+                let (caller, frames) = self.syms.name_user_ips(pid, &ips, now);
+                futexes[i].caller = caller.clone();
+                futexes[i].stack = frames.clone();
+                self.dwarf_named.insert((pid, uaddr), (caller, frames));
+                continue;
+            }
             // Named before: neither the stack map nor /proc is read again.
             if let Some((caller, frames)) = self.syms.user_cached(pid, id) {
                 futexes[i].caller = caller.to_string();
@@ -506,6 +582,30 @@ impl ContentionCollector {
                 self.syms
                     .retain_pids(|p| cached.binary_search(&p).is_ok_and(|j| live[j]));
             }
+        }
+        self.forget_dead_copies(futexes);
+    }
+
+    /// Stack copies and their names of processes with no futex word left (gone): the
+    /// kernel entries are deleted so the map (TTOP_USTACK_COPIES) does not fill up.
+    fn forget_dead_copies(&mut self, futexes: &[FutexSample]) {
+        if self.dwarf_named.is_empty() && self.no_dwarf {
+            return;
+        }
+        let live: foldhash::HashSet<u32> = futexes.iter().map(|f| f.tgid).collect();
+        self.dwarf_named.retain(|(p, _), _| live.contains(p));
+        let dead: Vec<Vec<u8>> = self
+            .skel
+            .maps
+            .ustack_copies
+            .keys()
+            .filter(|k| {
+                let key: types::ttop_futex_key = from_bytes(k);
+                !live.contains(&key.tgid)
+            })
+            .collect();
+        for k in dead {
+            let _ = self.skel.maps.ustack_copies.delete(&k);
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod sched;
 pub mod symbols;
 pub mod top_pace;
 pub mod tracefs;
+pub mod unwind;
 pub mod vma;
 
 pub use collector::{Collector, Config};

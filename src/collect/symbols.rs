@@ -342,6 +342,19 @@ impl Symbolizer {
         if let Some(u) = self.user.get(&(pid, id)) {
             return (u.caller.clone(), u.frames.clone());
         }
+        let (caller, frames) = self.name_user_ips(pid, ips, now_ns);
+        self.user.insert(
+            (pid, id),
+            UserStack {
+                caller: caller.clone(),
+                frames: frames.clone(),
+            },
+        );
+        (caller, frames)
+    }
+
+    /// (caller, frames) of the user addresses `ips` of `pid`, not cached by stack id.
+    pub fn name_user_ips(&mut self, pid: u32, ips: &[u64], now_ns: u64) -> (String, Vec<String>) {
         let mut file = None;
         let mut caller = String::new();
         let mut frames = Vec::with_capacity(ips.len());
@@ -356,13 +369,6 @@ impl Symbolizer {
         if caller.is_empty() {
             caller = frames.first().cloned().unwrap_or_default();
         }
-        self.user.insert(
-            (pid, id),
-            UserStack {
-                caller: caller.clone(),
-                frames: frames.clone(),
-            },
-        );
         (caller, frames)
     }
 
@@ -389,6 +395,12 @@ impl Symbolizer {
     pub fn retain_pids(&mut self, live: impl Fn(u32) -> bool) {
         self.maps.retain(|p, _| live(*p));
         self.user.retain(|(p, _), _| live(*p));
+    }
+
+    /// The file mapping of `pid` that holds `ip` (for the unwinder), asked as for names.
+    pub fn mapping(&mut self, pid: u32, ip: u64, now_ns: u64) -> Option<Mapping> {
+        let mut file = None;
+        self.mapping_at(pid, ip, now_ns, &mut file)
     }
 
     /// The executable file mapping of `pid` that holds `ip`: known already, else asked of

@@ -3,7 +3,7 @@
 // futex(2) itself, so it knows exactly how many FUTEX_WAIT calls slept (returned 0)
 // and how many returned EAGAIN at once: an independent count to check ttop against.
 // usage: futex_mutex THREADS SECS     prints pid= mutex= first, then the counts.
-// Frame pointers, so ttop's user stack walk reaches worker() (the "caller").
+// Frame pointers (the walk works with or without them: stacks are unwound from .eh_frame).
 #pragma GCC optimize("no-omit-frame-pointer")
 #include <errno.h>
 #include <linux/futex.h>

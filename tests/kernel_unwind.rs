@@ -1,0 +1,171 @@
+//! User stacks without frame pointers (issue 19, item 1): a pthread mutex contended
+//! three calls deep in a program built -O2 (no frame pointers, as glibc here) must come
+//! out whole in `futexes[].stack`, unwound from the modules' .eh_frame, with the
+//! program's function as the caller. Needs root.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+/// `ttop --json -d 1 -n N` started before `workload ARGS`; returns ttop's frames.
+fn watch(n: usize, start: impl FnMut() -> Child) -> Vec<Value> {
+    watch_env(n, &[], start)
+}
+
+fn watch_env(n: usize, env: &[(&str, &str)], mut start: impl FnMut() -> Child) -> Vec<Value> {
+    let mut tt = Command::new(ttop_bin())
+        .args(["--json", "-d", "1", "-n", &n.to_string()])
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn ttop");
+    let mut lines = BufReader::new(tt.stdout.take().unwrap()).lines();
+    // The first frame: probes attached, a baseline taken.
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let mut w = start();
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(30)),
+        "workload hung"
+    );
+    let mut frames = vec![first];
+    frames.extend(
+        lines
+            .map_while(Result::ok)
+            .map(|l| serde_json::from_str(&l).unwrap()),
+    );
+    assert!(tt.wait().unwrap().success(), "ttop failed");
+    frames
+}
+
+fn pid_of(w: &mut Child) -> u64 {
+    let mut line = String::new();
+    BufReader::new(w.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    parse_kv(&line)["pid"].parse().unwrap()
+}
+
+/// The most contended futex row of `pid` over the frames (the mutex).
+fn hottest(frames: &[Value], pid: u64) -> Value {
+    frames
+        .iter()
+        .flat_map(|f| f["futexes"].as_array().unwrap())
+        .filter(|w| w["pid"] == pid && !w["stack"].as_array().unwrap().is_empty())
+        .max_by_key(|w| w["contended"].as_u64().unwrap())
+        .unwrap_or_else(|| panic!("no futex row with a stack for {pid}"))
+        .clone()
+}
+
+fn names(w: &Value) -> Vec<String> {
+    w["stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The chain `want` appears in `stack` in order, each frame right after the one before.
+fn has_chain(stack: &[String], want: &[&str]) -> bool {
+    let base = |f: &String| f.split('+').next().unwrap_or("").to_string();
+    stack
+        .windows(want.len())
+        .any(|w| w.iter().zip(want).all(|(f, n)| base(f) == *n))
+}
+
+#[test]
+fn a_stack_without_frame_pointers_comes_out_whole() {
+    if !require_root("a_stack_without_frame_pointers_comes_out_whole") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch(5, || {
+        let mut w = spawn_workload("deepmutex", &["4", "3"]);
+        pid = pid_of(&mut w);
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    eprintln!("deepmutex stack: {stack:?}, caller {}", w["caller"]);
+    assert!(
+        has_chain(&stack, &["level3_takes_lock", "level2", "level1"]),
+        "the chain in order: {stack:?}"
+    );
+    // The thread's start is reached too: the walk got through the program and past it.
+    let l1 = stack.iter().position(|f| f.starts_with("level1")).unwrap();
+    assert!(stack.len() > l1 + 1, "the walk ends at level1: {stack:?}");
+    assert!(
+        w["caller"]
+            .as_str()
+            .unwrap()
+            .starts_with("level3_takes_lock"),
+        "caller {} for {stack:?}",
+        w["caller"]
+    );
+}
+
+/// The control: the frame-pointer walk alone (TTOP_NO_DWARF=1) loses the chain in the
+/// C library, which is why the stacks are unwound from .eh_frame.
+#[test]
+fn frame_pointers_alone_lose_the_chain() {
+    if !require_root("frame_pointers_alone_lose_the_chain") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch_env(4, &[("TTOP_NO_DWARF", "1")], || {
+        let mut w = spawn_workload("deepmutex", &["4", "2"]);
+        pid = pid_of(&mut w);
+        w
+    });
+    let stack = names(&hottest(&frames, pid));
+    eprintln!("frame pointers only: {stack:?}");
+    assert!(
+        !has_chain(&stack, &["level3_takes_lock", "level2", "level1"]),
+        "this glibc has frame pointers after all: {stack:?}"
+    );
+}
+
+/// A binary deleted after it started: its module cannot be read, so its frames fall
+/// back to frame pointers or end; nothing panics and the row is still there.
+#[test]
+fn a_deleted_binary_does_not_break_the_walk() {
+    if !require_root("a_deleted_binary_does_not_break_the_walk") {
+        return;
+    }
+    let _g = kernel_lock();
+    let src = workload("deepmutex");
+    let copy = std::env::temp_dir().join(format!("deepmutex-deleted-{}", std::process::id()));
+    std::fs::copy(&src, &copy).unwrap();
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = Command::new(&copy)
+            .args(["4", "2"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        pid = pid_of(&mut w);
+        std::fs::remove_file(&copy).unwrap();
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    eprintln!("deleted binary's stack: {stack:?}");
+    // Read through /proc/PID/map_files, the deleted file still unwinds (its names are
+    // not read from there yet: module+offset).
+    let l3 = stack
+        .iter()
+        .position(|f| f.contains("(deleted)"))
+        .expect("the program's frames");
+    assert!(
+        stack.iter().filter(|f| f.contains("(deleted)")).count() >= 4,
+        "level3, level2, level1 and worker from the deleted file: {stack:?} (first at {l3})"
+    );
+}
