@@ -111,6 +111,130 @@ fn a_stack_without_frame_pointers_comes_out_whole() {
     );
 }
 
+/// glibc's own frames are named from its separate debug file (libc6-dbg, found by
+/// build-id under /usr/lib/debug), so the waiter's innermost frame reads as this glibc's
+/// lock function instead of libc.so.6+0x...; the caller stays the program's.
+#[test]
+fn glibc_frames_are_named_from_its_debug_file() {
+    if !require_root("glibc_frames_are_named_from_its_debug_file") {
+        return;
+    }
+    if !glibc_debug_installed() {
+        assert!(!is_ci(), "CI installs libc6-dbg (.ci/deps)");
+        eprintln!("skipped: no debug file for this glibc (apt-get install libc6-dbg)");
+        return;
+    }
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = spawn_workload("deepmutex", &["4", "2"]);
+        pid = pid_of(&mut w);
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    eprintln!("with libc6-dbg: {stack:?}");
+    assert!(
+        stack[0].starts_with("__lll_lock_wait"),
+        "glibc's lock wait named: {stack:?}"
+    );
+    assert!(
+        w["caller"]
+            .as_str()
+            .unwrap()
+            .starts_with("level3_takes_lock"),
+        "{stack:?}"
+    );
+}
+
+/// A stripped program whose symbols are in a debug file under
+/// /usr/lib/debug/.build-id/ (what *-dbgsym packages install) is named as if it were not
+/// stripped; without the debug file its frames read module+offset.
+#[test]
+fn a_stripped_program_is_named_from_its_build_id_debug_file() {
+    if !require_root("a_stripped_program_is_named_from_its_build_id_debug_file") {
+        return;
+    }
+    let _g = kernel_lock();
+    let dir = std::env::temp_dir().join(format!("ttop-stripped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("deepmutex-stripped");
+    let dbg = dir.join("deepmutex.debug");
+    std::fs::copy(workload("deepmutex"), &bin).unwrap();
+    let run = |cmd: &str, args: &[&std::ffi::OsStr]| {
+        let o = Command::new(cmd).args(args).output().expect(cmd);
+        assert!(
+            o.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o
+    };
+    run(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            bin.as_os_str(),
+            dbg.as_os_str(),
+        ],
+    );
+    run("strip", &["--strip-all".as_ref(), bin.as_os_str()]);
+    let notes = run("readelf", &["-n".as_ref(), bin.as_os_str()]);
+    let id = String::from_utf8_lossy(&notes.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
+        .expect("the program has a build-id");
+    let place = std::path::PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &id[..2],
+        &id[2..]
+    ));
+    let stack_of = |bin: &std::path::Path| {
+        let mut pid = 0;
+        let frames = watch(4, || {
+            let mut w = Command::new(bin)
+                .args(["4", "2"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            pid = pid_of(&mut w);
+            w
+        });
+        names(&hottest(&frames, pid))
+    };
+    let bare = stack_of(&bin);
+    eprintln!("stripped, no debug file: {bare:?}");
+    assert!(!bare.iter().any(|f| f.starts_with("level")), "{bare:?}");
+    std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+    std::fs::copy(&dbg, &place).unwrap();
+    let named = stack_of(&bin);
+    let _ = std::fs::remove_file(&place);
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("stripped, with its debug file: {named:?}");
+    assert!(
+        has_chain(&named, &["level3_takes_lock", "level2", "level1"]),
+        "{named:?}"
+    );
+}
+
+fn glibc_debug_installed() -> bool {
+    let o = Command::new("readelf")
+        .args(["-n", "/lib/x86_64-linux-gnu/libc.so.6"])
+        .output();
+    let Ok(o) = o else { return false };
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: ").map(str::to_string))
+        .is_some_and(|id| {
+            std::path::Path::new(&format!(
+                "/usr/lib/debug/.build-id/{}/{}.debug",
+                &id[..2],
+                &id[2..]
+            ))
+            .exists()
+        })
+}
+
 /// The control: the frame-pointer walk alone (TTOP_NO_DWARF=1) loses the chain in the
 /// C library, which is why the stacks are unwound from .eh_frame.
 #[test]

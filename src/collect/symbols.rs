@@ -41,6 +41,10 @@ struct Sym {
 }
 
 const DYNAMIC: u32 = 1 << 31;
+/// The symbol is in the separate debug file's table.
+const DEBUG: u32 = 1 << 30;
+/// Where distributions install separate debug files (libc6-dbg, *-dbgsym, debuginfo).
+const DEBUG_DIR: &str = "/usr/lib/debug";
 
 /// Function symbols of one ELF file, by file virtual address. Names are not copied
 /// when the file is loaded (in a Rust binary the string table is most of the symbol
@@ -52,6 +56,62 @@ struct ElfSyms {
     segments: Vec<(u64, u64, u64)>,
     /// Names read so far, by position in `syms` (None: unreadable).
     names: HashMap<usize, Option<Box<str>>>,
+    /// The separate debug file whose symbol table was added (by build-id or
+    /// .gnu_debuglink, checked: same build-id, or the link's CRC).
+    debug: Option<std::path::PathBuf>,
+}
+
+/// The separate debug file of `file` (mapped from `orig`, its path in the process):
+/// `/usr/lib/debug/.build-id/ab/cdef....debug` with the same build-id, else the
+/// `.gnu_debuglink` name under `/usr/lib/debug/DIR/`, `DIR/.debug/` or `DIR/`, whose CRC
+/// matches. A debug file of another build is never used (its addresses would lie).
+fn debug_file(file: &object::File, orig: &str) -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    let id = file.build_id().ok().flatten().filter(|id| id.len() >= 2);
+    if let Some(id) = id {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        let p = PathBuf::from(format!(
+            "{DEBUG_DIR}/.build-id/{}/{}.debug",
+            &hex[..2],
+            &hex[2..]
+        ));
+        let same = map_file(&p).is_some_and(|d| {
+            object::File::parse(&*d).is_ok_and(|f| f.build_id().ok().flatten() == Some(id))
+        });
+        if same {
+            return Some(p);
+        }
+    }
+    let (name, crc) = file.gnu_debuglink().ok().flatten()?;
+    let name = std::str::from_utf8(name).ok()?;
+    let dir = Path::new(orig).parent()?;
+    let rel = dir.strip_prefix("/").unwrap_or(dir);
+    [
+        Path::new(DEBUG_DIR).join(rel).join(name),
+        dir.join(".debug").join(name),
+        dir.join(name),
+    ]
+    .into_iter()
+    .filter(|p| p.as_path() != Path::new(orig))
+    .find(|p| map_file(p).is_some_and(|d| crc32fast::hash(&d) == crc))
+}
+
+/// How good a name an alias is, lower first, the way gdb and perf choose among the
+/// names of one address: global before weak before local, then the fewest leading
+/// underscores, then not one of glibc's internal `__GI_` aliases, then the shortest.
+/// glibc's debug file names its futex wait `__GI___lll_lock_wait` and `__lll_lock_wait`
+/// (both local): gdb says the latter.
+fn alias_rank<'d, S: ObjectSymbol<'d>>(s: &S) -> (u8, usize, bool, usize) {
+    let bind = if s.is_global() && !s.is_weak() {
+        0
+    } else if s.is_weak() {
+        1
+    } else {
+        2
+    };
+    let name = s.name_bytes().unwrap_or_default();
+    let under = name.iter().take_while(|&&c| c == b'_').count();
+    (bind, under, name.starts_with(b"__GI_"), name.len())
 }
 
 /// Map an ELF file read-only.
@@ -67,15 +127,23 @@ fn map_file(path: &std::path::Path) -> Option<memmap2::Mmap> {
 impl ElfSyms {
     /// Mapped, not read: only the pages holding the symbol tables are touched, so a
     /// 150 MB binary does not become 150 MB of ttop's memory.
-    fn load(data: &[u8]) -> Option<Self> {
+    fn load(data: &[u8], orig: &str) -> Option<Self> {
         let file = object::File::parse(data).ok()?;
-        let mut syms: Vec<Sym> = Vec::new();
+        let mut ranked: Vec<(Sym, (u8, usize, bool, usize))> = Vec::new();
+        let debug = debug_file(&file, orig);
+        let debug_data = debug.as_deref().and_then(map_file);
+        let debug_obj = debug_data
+            .as_deref()
+            .and_then(|d| object::File::parse(d).ok());
+        // Of equal addresses the first table wins: the file's own, its debug file's,
+        // then the dynamic one (exported names, fewer of them).
         for (dynamic, table) in [
             (0, file.symbol_table()),
+            (DEBUG, debug_obj.as_ref().and_then(|f| f.symbol_table())),
             (DYNAMIC, file.dynamic_symbol_table()),
         ] {
             let Some(table) = table else { continue };
-            syms.reserve(table.symbols().size_hint().0);
+            ranked.reserve(table.symbols().size_hint().0);
             for s in table.symbols() {
                 if s.kind() != SymbolKind::Text || s.address() == 0 {
                     continue;
@@ -83,19 +151,29 @@ impl ElfSyms {
                 let Ok(i) = u32::try_from(s.index().0) else {
                     continue;
                 };
-                if i & DYNAMIC != 0 {
+                if i & (DYNAMIC | DEBUG) != 0 {
                     continue;
                 }
-                syms.push(Sym {
-                    addr: s.address(),
-                    size: s.size(),
-                    index: i | dynamic,
-                });
+                ranked.push((
+                    Sym {
+                        addr: s.address(),
+                        size: s.size(),
+                        index: i | dynamic,
+                    },
+                    alias_rank(&s),
+                ));
             }
         }
-        // Stable: of equal (address, size), the first seen (static before dynamic) stays.
-        syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
-        syms.dedup_by_key(|s| s.addr);
+        // Of the aliases at one address the best name stays (`alias_rank`); stable, so
+        // of equal ranks the first seen (own table, debug file, dynamic) stays.
+        ranked.sort_by(|(a, ra), (b, rb)| {
+            a.addr
+                .cmp(&b.addr)
+                .then(b.size.cmp(&a.size))
+                .then(ra.cmp(rb))
+        });
+        ranked.dedup_by_key(|(s, _)| s.addr);
+        let mut syms: Vec<Sym> = ranked.into_iter().map(|(s, _)| s).collect();
         syms.shrink_to_fit();
         let segments = file
             .segments()
@@ -108,6 +186,7 @@ impl ElfSyms {
             syms,
             segments,
             names: HashMap::new(),
+            debug,
         })
     }
 
@@ -139,10 +218,15 @@ impl ElfSyms {
     /// The name of `syms[i]`, read from the file's string table the first time.
     fn name(&mut self, i: usize, data: impl FnOnce() -> Option<memmap2::Mmap>) -> Option<&str> {
         let index = self.syms[i].index;
+        let debug = self.debug.as_deref();
         self.names
             .entry(i)
             .or_insert_with(|| {
-                let data = data()?;
+                let data = if index & DEBUG != 0 {
+                    map_file(debug?)?
+                } else {
+                    data()?
+                };
                 let file = object::File::parse(&*data).ok()?;
                 let table = if index & DYNAMIC != 0 {
                     file.dynamic_symbol_table()?
@@ -150,7 +234,7 @@ impl ElfSyms {
                     file.symbol_table()?
                 };
                 let sym = table
-                    .symbol_by_index(object::SymbolIndex((index & !DYNAMIC) as usize))
+                    .symbol_by_index(object::SymbolIndex((index & !(DYNAMIC | DEBUG)) as usize))
                     .ok()?;
                 Some(sym.name().ok()?.into())
             })
@@ -243,6 +327,7 @@ fn is_user_lock_fn(name: &str) -> bool {
         "futex",
         "__futex",
         "__GI___futex",
+        "__GI___lll",
         "__lll_",
         "lll_",
         "__pthread_",
@@ -458,10 +543,12 @@ impl Symbolizer {
         let file = m.path.rsplit('/').next().unwrap_or(&m.path);
         // Through the process's root, so binaries inside containers resolve too.
         let path = || std::path::PathBuf::from(format!("/proc/{pid}/root{}", m.path));
-        let (used, elf) = self
-            .elfs
-            .entry(m.file)
-            .or_insert_with(|| (now_ns, map_file(&path()).and_then(|d| ElfSyms::load(&d))));
+        let (used, elf) = self.elfs.entry(m.file).or_insert_with(|| {
+            (
+                now_ns,
+                map_file(&path()).and_then(|d| ElfSyms::load(&d, &m.path)),
+            )
+        });
         *used = now_ns;
         let found = elf.as_mut().and_then(|elf| {
             let (i, d) = elf.lookup(elf.vaddr(off)?)?;
