@@ -101,6 +101,11 @@ fn a_stack_without_frame_pointers_comes_out_whole() {
     // The thread's start is reached too: the walk got through the program and past it.
     let l1 = stack.iter().position(|f| f.starts_with("level1")).unwrap();
     assert!(stack.len() > l1 + 1, "the walk ends at level1: {stack:?}");
+    // Built with -g: each of the program's frames says where in the source it is.
+    assert!(
+        stack[l1].contains(" deepmutex.c:"),
+        "no file:line: {stack:?}"
+    );
     assert!(
         w["caller"]
             .as_str()
@@ -134,10 +139,21 @@ fn glibc_frames_are_named_from_its_debug_file() {
     let w = hottest(&frames, pid);
     let stack = names(&w);
     eprintln!("with libc6-dbg: {stack:?}");
+    // This glibc's names, as gdb shows them: its futex wait inlined into
+    // __GI___lll_lock_wait (the name the debug file's symbol table gives), under
+    // ___pthread_mutex_lock.
+    let base = |f: &String| f.split(['+', ' ']).next().unwrap_or("").to_string();
+    let lll = stack
+        .iter()
+        .position(|f| base(f).ends_with("__lll_lock_wait"))
+        .unwrap_or_else(|| panic!("glibc's lock wait named: {stack:?}"));
     assert!(
-        stack[0].starts_with("__lll_lock_wait"),
-        "glibc's lock wait named: {stack:?}"
+        stack[lll + 1..]
+            .iter()
+            .any(|f| base(f).ends_with("pthread_mutex_lock")),
+        "glibc's mutex lock named: {stack:?}"
     );
+    assert!(stack[lll].contains("lowlevellock.c:"), "{stack:?}");
     assert!(
         w["caller"]
             .as_str()
@@ -257,8 +273,8 @@ fn frame_pointers_alone_lose_the_chain() {
     );
 }
 
-/// A binary deleted after it started: its module cannot be read, so its frames fall
-/// back to frame pointers or end; nothing panics and the row is still there.
+/// A binary deleted after it started: its path no longer opens, but the file it mapped
+/// is still there through /proc/PID/map_files, so its frames unwind and are named.
 #[test]
 fn a_deleted_binary_does_not_break_the_walk() {
     if !require_root("a_deleted_binary_does_not_break_the_walk") {
@@ -282,14 +298,49 @@ fn a_deleted_binary_does_not_break_the_walk() {
     let w = hottest(&frames, pid);
     let stack = names(&w);
     eprintln!("deleted binary's stack: {stack:?}");
-    // Read through /proc/PID/map_files, the deleted file still unwinds (its names are
-    // not read from there yet: module+offset).
-    let l3 = stack
-        .iter()
-        .position(|f| f.contains("(deleted)"))
-        .expect("the program's frames");
+    // Read through /proc/PID/map_files, the deleted file still unwinds and is named.
     assert!(
-        stack.iter().filter(|f| f.contains("(deleted)")).count() >= 4,
-        "level3, level2, level1 and worker from the deleted file: {stack:?} (first at {l3})"
+        has_chain(&stack, &["level3_takes_lock", "level2", "level1", "worker"]),
+        "the deleted program's chain: {stack:?}"
+    );
+}
+
+/// C++: names are demangled, a call inlined into its caller is a frame of its own (as
+/// perf and gdb show it), and frames carry file:line from the program's DWARF.
+#[test]
+fn cpp_frames_are_demangled_with_inlined_calls_and_lines() {
+    if !require_root("cpp_frames_are_demangled_with_inlined_calls_and_lines") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = spawn_workload("cppmutex", &["4", "2"]);
+        pid = pid_of(&mut w);
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    eprintln!("cppmutex stack: {stack:?}, caller {}", w["caller"]);
+    let at = |name: &str| {
+        stack
+            .iter()
+            .position(|f| f.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {stack:?}"))
+    };
+    let take = at("Worker::take_lock()+0x");
+    assert!(
+        stack[take + 1].starts_with("Worker::step() (inlined) cppmutex.cpp:")
+            && stack[take + 2].starts_with("Worker::run()+0x"),
+        "take_lock <- step (inlined) <- run: {stack:?}"
+    );
+    assert!(stack[take].contains(" cppmutex.cpp:"), "{stack:?}");
+    assert!(
+        w["caller"]
+            .as_str()
+            .unwrap()
+            .starts_with("Worker::take_lock()+0x"),
+        "caller {} for {stack:?}",
+        w["caller"]
     );
 }

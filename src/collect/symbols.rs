@@ -1,6 +1,6 @@
 //! Symbol names for the contention views: kernel stacks from /proc/kallsyms (read once,
-//! shared with the other collectors through `kallsyms`), user stacks from the ELF
-//! symbol tables of the binaries a process maps.
+//! shared with the other collectors through `kallsyms`), user stacks through blazesym
+//! from the binaries a process maps (their symbol tables, DWARF and debug files).
 //!
 //! Cost, and why it is safe: a user stack is symbolised only for the few futex words
 //! at the top of the table, once per (process, stack id), and the result is cached,
@@ -9,13 +9,12 @@
 //! the target's mmap_lock; seed 002). Only a kernel without that ioctl gets the whole
 //! /proc/PID/maps text, which takes the target's mmap_lock for reading; so that stays
 //! rare and bounded: at most once per process every `MAPS_TTL_NS`, and
-//! `MAX_NEW_PER_TICK` new stacks per tick. ELF symbol tables are parsed once per file
-//! (a few ms for libc; more for a large static binary).
+//! `MAX_NEW_PER_TICK` new stacks per tick. blazesym is handed file paths and offsets,
+//! never a process (its process source would read the maps text); each file is
+//! parsed once, lazily, and dropped when it has named nothing for `ELF_TTL_NS`.
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::HashMap;
 use std::fs::File;
-
-use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
 use super::kallsyms;
 use super::vma::{self, FileId, Found, Mapping};
@@ -31,214 +30,153 @@ const ELF_TTL_NS: u64 = 2 * MAPS_TTL_NS;
 /// New user stacks symbolised per tick at most (each may read one maps text).
 pub const MAX_NEW_PER_TICK: usize = 4;
 
-/// One function symbol: its address, size, and where its name is (the index in the
-/// symbol table; `DYNAMIC` set for the dynamic table).
-#[derive(Clone, Copy)]
-struct Sym {
-    addr: u64,
-    size: u64,
-    index: u32,
+/// Names of user frames, from blazesym (the libbpf project's symbolizer): the file's
+/// `.symtab` and `.dynsym`, its DWARF (function names, file:line, inlined calls), and a
+/// separate debug file found by build-id or `.gnu_debuglink` under `/usr/lib/debug`
+/// (what `libc6-dbg` and `*-dbgsym` packages install); C++ and Rust names demangled.
+/// Files are asked for by path and parsed lazily (mapped, not read), once per file:
+/// a file is kept by the kernel's (device, inode) and by the path it was first opened
+/// through, so the libc every process maps is parsed once, not once per process.
+struct Names {
+    bz: blazesym::symbolize::Symbolizer,
 }
 
-const DYNAMIC: u32 = 1 << 31;
-/// The symbol is in the separate debug file's table.
-const DEBUG: u32 = 1 << 30;
+// SAFETY: blazesym's Symbolizer is !Send because it shares its parsed files through
+// `Rc`s among its own caches. Every such `Rc` is owned by the Symbolizer: names leave
+// it as owned Strings (`Names::name`), and blazesym keeps no thread-local or global
+// state (checked in 0.2.7: no `thread_local!`, no statics). So the whole graph moves
+// between threads together (the collector is loaded on one thread and runs on
+// another), and is only ever used by one thread at a time (`&mut` or owned).
+unsafe impl Send for Names {}
+
+impl Default for Names {
+    fn default() -> Self {
+        Self {
+            bz: blazesym::symbolize::Symbolizer::builder()
+                // A file is known by (device, inode): one replaced on disk is a new one.
+                .enable_auto_reload(false)
+                .enable_code_info(true)
+                .enable_inlined_fns(true)
+                .enable_demangling(true)
+                .build(),
+        }
+    }
+}
+
 /// Where distributions install separate debug files (libc6-dbg, *-dbgsym, debuginfo).
 const DEBUG_DIR: &str = "/usr/lib/debug";
 
-/// Function symbols of one ELF file, by file virtual address. Names are not copied
-/// when the file is loaded (in a Rust binary the string table is most of the symbol
-/// data): a name is read from the file when a stack first needs it, then kept.
-struct ElfSyms {
-    /// Sorted by address (for the largest size at one address, the first seen).
-    syms: Vec<Sym>,
-    /// PT_LOAD segments: (file offset, file size, virtual address).
-    segments: Vec<(u64, u64, u64)>,
-    /// Names read so far, by position in `syms` (None: unreadable).
-    names: HashMap<usize, Option<Box<str>>>,
-    /// The separate debug file whose symbol table was added (by build-id or
-    /// .gnu_debuglink, checked: same build-id, or the link's CRC).
-    debug: Option<std::path::PathBuf>,
+/// A debug file found by build-id alone, and the PT_LOAD segments (file offset, size,
+/// virtual address) of the file it describes.
+type BuildIdDebug = (std::path::PathBuf, Vec<(u64, u64, u64)>);
+
+/// A file ttop names frames of.
+struct NamedFile {
+    /// When it last named a frame.
+    used_ns: u64,
+    /// The path blazesym knows it by.
+    path: std::path::PathBuf,
+    /// A stripped file without a `.gnu_debuglink` whose debug file is found by build-id
+    /// alone (as gdb and perf find it; blazesym looks a build-id up only through a debug
+    /// link): that file, and the file's PT_LOAD segments (file offset, size, virtual
+    /// address) to turn an offset into the address both files share.
+    by_build_id: Option<BuildIdDebug>,
 }
 
-/// The separate debug file of `file` (mapped from `orig`, its path in the process):
-/// `/usr/lib/debug/.build-id/ab/cdef....debug` with the same build-id, else the
-/// `.gnu_debuglink` name under `/usr/lib/debug/DIR/`, `DIR/.debug/` or `DIR/`, whose CRC
-/// matches. A debug file of another build is never used (its addresses would lie).
-fn debug_file(file: &object::File, orig: &str) -> Option<std::path::PathBuf> {
-    use std::path::{Path, PathBuf};
-    let id = file.build_id().ok().flatten().filter(|id| id.len() >= 2);
-    if let Some(id) = id {
-        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let p = PathBuf::from(format!(
-            "{DEBUG_DIR}/.build-id/{}/{}.debug",
-            &hex[..2],
-            &hex[2..]
-        ));
-        let same = map_file(&p).is_some_and(|d| {
-            object::File::parse(&*d).is_ok_and(|f| f.build_id().ok().flatten() == Some(id))
-        });
-        if same {
-            return Some(p);
-        }
-    }
-    let (name, crc) = file.gnu_debuglink().ok().flatten()?;
-    let name = std::str::from_utf8(name).ok()?;
-    let dir = Path::new(orig).parent()?;
-    let rel = dir.strip_prefix("/").unwrap_or(dir);
-    [
-        Path::new(DEBUG_DIR).join(rel).join(name),
-        dir.join(".debug").join(name),
-        dir.join(name),
-    ]
-    .into_iter()
-    .filter(|p| p.as_path() != Path::new(orig))
-    .find(|p| map_file(p).is_some_and(|d| crc32fast::hash(&d) == crc))
-}
-
-/// How good a name an alias is, lower first, the way gdb and perf choose among the
-/// names of one address: global before weak before local, then the fewest leading
-/// underscores, then not one of glibc's internal `__GI_` aliases, then the shortest.
-/// glibc's debug file names its futex wait `__GI___lll_lock_wait` and `__lll_lock_wait`
-/// (both local): gdb says the latter.
-fn alias_rank<'d, S: ObjectSymbol<'d>>(s: &S) -> (u8, usize, bool, usize) {
-    let bind = if s.is_global() && !s.is_weak() {
-        0
-    } else if s.is_weak() {
-        1
-    } else {
-        2
+/// The debug file of `path` by build-id, when blazesym would not find it: the file has
+/// no symbol table and no debug link, and `/usr/lib/debug/.build-id/ab/cdef….debug`
+/// exists with the same build-id.
+fn build_id_debug_file(
+    path: &std::path::Path,
+) -> Option<BuildIdDebug> {
+    use object::{Object, ObjectSegment};
+    let parse = |p: &std::path::Path| {
+        let f = File::open(p).ok()?;
+        // SAFETY: a read-only private mapping, only read while it lives; a binary is
+        // replaced by rename, not truncated in place.
+        unsafe { memmap2::Mmap::map(&f) }.ok()
     };
-    let name = s.name_bytes().unwrap_or_default();
-    let under = name.iter().take_while(|&&c| c == b'_').count();
-    (bind, under, name.starts_with(b"__GI_"), name.len())
-}
-
-/// Map an ELF file read-only.
-fn map_file(path: &std::path::Path) -> Option<memmap2::Mmap> {
-    let f = std::fs::File::open(path).ok()?;
-    // SAFETY: a read-only private mapping, only read while it lives, and dropped
-    // before the symboliser returns (names are copied out). A file truncated under us
-    // could fault; binaries are replaced by rename, not truncated in place, by every
-    // package manager and linker.
-    unsafe { memmap2::Mmap::map(&f) }.ok()
-}
-
-impl ElfSyms {
-    /// Mapped, not read: only the pages holding the symbol tables are touched, so a
-    /// 150 MB binary does not become 150 MB of ttop's memory.
-    fn load(data: &[u8], orig: &str) -> Option<Self> {
-        let file = object::File::parse(data).ok()?;
-        let mut ranked: Vec<(Sym, (u8, usize, bool, usize))> = Vec::new();
-        let debug = debug_file(&file, orig);
-        let debug_data = debug.as_deref().and_then(map_file);
-        let debug_obj = debug_data
-            .as_deref()
-            .and_then(|d| object::File::parse(d).ok());
-        // Of equal addresses the first table wins: the file's own, its debug file's,
-        // then the dynamic one (exported names, fewer of them).
-        for (dynamic, table) in [
-            (0, file.symbol_table()),
-            (DEBUG, debug_obj.as_ref().and_then(|f| f.symbol_table())),
-            (DYNAMIC, file.dynamic_symbol_table()),
-        ] {
-            let Some(table) = table else { continue };
-            ranked.reserve(table.symbols().size_hint().0);
-            for s in table.symbols() {
-                if s.kind() != SymbolKind::Text || s.address() == 0 {
-                    continue;
-                }
-                let Ok(i) = u32::try_from(s.index().0) else {
-                    continue;
-                };
-                if i & (DYNAMIC | DEBUG) != 0 {
-                    continue;
-                }
-                ranked.push((
-                    Sym {
-                        addr: s.address(),
-                        size: s.size(),
-                        index: i | dynamic,
-                    },
-                    alias_rank(&s),
-                ));
-            }
-        }
-        // Of the aliases at one address the best name stays (`alias_rank`); stable, so
-        // of equal ranks the first seen (own table, debug file, dynamic) stays.
-        ranked.sort_by(|(a, ra), (b, rb)| {
-            a.addr
-                .cmp(&b.addr)
-                .then(b.size.cmp(&a.size))
-                .then(ra.cmp(rb))
-        });
-        ranked.dedup_by_key(|(s, _)| s.addr);
-        let mut syms: Vec<Sym> = ranked.into_iter().map(|(s, _)| s).collect();
-        syms.shrink_to_fit();
-        let segments = file
-            .segments()
-            .map(|s| {
-                let (off, size) = s.file_range();
-                (off, size, s.address())
-            })
-            .collect();
-        Some(Self {
-            syms,
-            segments,
-            names: HashMap::new(),
-            debug,
+    let data = parse(path)?;
+    let file = object::File::parse(&*data).ok()?;
+    if file.section_by_name(".gnu_debuglink").is_some() || file.symbol_table().is_some() {
+        return None;
+    }
+    let id = file.build_id().ok()??;
+    if id.len() < 2 {
+        return None;
+    }
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let debug = std::path::PathBuf::from(format!(
+        "{DEBUG_DIR}/.build-id/{}/{}.debug",
+        &hex[..2],
+        &hex[2..]
+    ));
+    let dd = parse(&debug)?;
+    let same = object::File::parse(&*dd).ok()?.build_id().ok()?? == id;
+    let segments = file
+        .segments()
+        .map(|s| {
+            let (off, size) = s.file_range();
+            (off, size, s.address())
         })
+        .collect();
+    same.then_some((debug, segments))
+}
+
+/// One named address: the function, innermost inlined call first.
+struct Named {
+    /// (name, offset into it for the function itself, "file:line" if known), innermost
+    /// first: inlined calls (no offset), then the function that holds the address.
+    frames: Vec<(String, Option<u64>, Option<String>)>,
+}
+
+impl Names {
+    fn name(&self, path: &std::path::Path, file_off: u64) -> Option<Named> {
+        self.name_input(path, blazesym::symbolize::Input::FileOffset(file_off))
     }
 
-    /// File offset -> virtual address of the ELF (through its PT_LOAD segments).
-    fn vaddr(&self, off: u64) -> Option<u64> {
-        self.segments
-            .iter()
-            .find(|(o, sz, _)| off >= *o && off < o + sz)
-            .map(|(o, _, va)| off - o + va)
-    }
-
-    /// The position in `syms` of the function containing `vaddr`, and the offset into
-    /// it (binary search).
-    fn lookup(&self, vaddr: u64) -> Option<(usize, u64)> {
-        let i = self
-            .syms
-            .partition_point(|s| s.addr <= vaddr)
-            .checked_sub(1)?;
-        let s = &self.syms[i];
-        // Size 0 (asm functions): accept within 64 KiB of the symbol.
-        let within = if s.size > 0 {
-            vaddr < s.addr + s.size
-        } else {
-            vaddr - s.addr < 0x10000
+    fn name_input(
+        &self,
+        path: &std::path::Path,
+        input: blazesym::symbolize::Input<u64>,
+    ) -> Option<Named> {
+        use blazesym::symbolize::source::{Elf, Source};
+        use blazesym::symbolize::{CodeInfo, Symbolized};
+        let src = Source::Elf(Elf::new(path));
+        let Ok(Symbolized::Sym(sym)) = self.bz.symbolize_single(&src, input) else {
+            return None;
         };
-        within.then_some((i, vaddr - s.addr))
+        let at = |c: Option<&CodeInfo>| {
+            let c = c?;
+            let file = std::path::Path::new(&c.file).file_name()?.to_string_lossy();
+            Some(match c.line {
+                Some(l) => format!("{file}:{l}"),
+                None => file.into_owned(),
+            })
+        };
+        let mut frames: Vec<_> = sym
+            .inlined
+            .iter()
+            .rev()
+            .map(|f| (f.name.to_string(), None, at(f.code_info.as_ref())))
+            .collect();
+        frames.push((
+            sym.name.to_string(),
+            Some(sym.offset as u64),
+            at(sym.code_info.as_deref()),
+        ));
+        Some(Named { frames })
     }
 
-    /// The name of `syms[i]`, read from the file's string table the first time.
-    fn name(&mut self, i: usize, data: impl FnOnce() -> Option<memmap2::Mmap>) -> Option<&str> {
-        let index = self.syms[i].index;
-        let debug = self.debug.as_deref();
-        self.names
-            .entry(i)
-            .or_insert_with(|| {
-                let data = if index & DEBUG != 0 {
-                    map_file(debug?)?
-                } else {
-                    data()?
-                };
-                let file = object::File::parse(&*data).ok()?;
-                let table = if index & DYNAMIC != 0 {
-                    file.dynamic_symbol_table()?
-                } else {
-                    file.symbol_table()?
-                };
-                let sym = table
-                    .symbol_by_index(object::SymbolIndex((index & !(DYNAMIC | DEBUG)) as usize))
-                    .ok()?;
-                Some(sym.name().ok()?.into())
-            })
-            .as_deref()
+    /// Like `name`, for a file whose names are only in a debug file found by build-id
+    /// (`vaddr` is the address in the file's own layout, which the debug file shares).
+    fn name_vaddr(&self, debug: &std::path::Path, vaddr: u64) -> Option<Named> {
+        self.name_input(debug, blazesym::symbolize::Input::VirtOffset(vaddr))
+    }
+
+    fn forget(&mut self, path: &std::path::Path) {
+        use blazesym::symbolize::evict::{Elf, Evict};
+        let _ = self.bz.evict(&Evict::Elf(Elf::new(path)));
     }
 }
 
@@ -263,8 +201,10 @@ pub struct Symbolizer {
     maps: HashMap<u32, ProcMaps>,
     /// This kernel has no PROCMAP_QUERY: the maps text is read instead.
     no_query: bool,
-    /// Symbol tables by file, and when one last named a frame.
-    elfs: HashMap<FileId, (u64, Option<ElfSyms>)>,
+    /// The files that named frames: the path blazesym knows each by, and when one last
+    /// named a frame.
+    elfs: HashMap<FileId, NamedFile>,
+    names: Names,
     user: HashMap<(u32, i32), UserStack>,
     /// The caller of each kernel stack id (stack ids are never reused for another stack:
     /// the maps are created without BPF_F_REUSE_STACKID).
@@ -345,6 +285,22 @@ fn is_user_lock_fn(name: &str) -> bool {
         "runtime.semasleep",
         "std::sys::",
         "std::sync::",
+        // C++: libstdc++'s and libc++'s mutexes, guards and condition variables
+        // (demangled), and the gthread layer under them.
+        "__gthread_",
+        "std::mutex::",
+        "std::timed_mutex::",
+        "std::recursive_mutex::",
+        "std::shared_mutex::",
+        "std::shared_timed_mutex::",
+        "std::__shared_mutex",
+        "std::lock_guard<",
+        "std::unique_lock<",
+        "std::scoped_lock<",
+        "std::shared_lock<",
+        "std::condition_variable",
+        "std::_V2::condition_variable",
+        "std::__1::",
         "__libc_",
         "___lll",
         "__GI___lll",
@@ -443,16 +399,19 @@ impl Symbolizer {
         let mut file = None;
         let mut caller = String::new();
         let mut frames = Vec::with_capacity(ips.len());
-        for &ip in ips {
+        let mut first = None;
+        for (i, &ip) in ips.iter().enumerate() {
             let m = self.mapping_at(pid, ip, now_ns, &mut file);
-            let (is_caller, full) = self.user_name(pid, m.as_ref(), ip, now_ns);
-            if caller.is_empty() && is_caller {
-                caller = full.clone();
+            for (is_caller, short, full) in self.user_names(pid, m.as_ref(), ip, i > 0, now_ns) {
+                if caller.is_empty() && is_caller {
+                    caller = short.clone();
+                }
+                first.get_or_insert(short);
+                frames.push(full);
             }
-            frames.push(full);
         }
         if caller.is_empty() {
-            caller = frames.first().cloned().unwrap_or_default();
+            caller = first.unwrap_or_default();
         }
         (caller, frames)
     }
@@ -472,8 +431,17 @@ impl Symbolizer {
 
     /// Drop the symbol tables that named no frame for ELF_TTL_NS.
     pub fn forget_files(&mut self, now_ns: u64) {
-        self.elfs
-            .retain(|_, (used, _)| now_ns.saturating_sub(*used) < ELF_TTL_NS);
+        let names = &mut self.names;
+        self.elfs.retain(|_, f| {
+            let keep = now_ns.saturating_sub(f.used_ns) < ELF_TTL_NS;
+            if !keep {
+                names.forget(&f.path);
+                if let Some((debug, _)) = &f.by_build_id {
+                    names.forget(debug);
+                }
+            }
+            keep
+        });
     }
 
     /// Forget what belongs to processes that are gone.
@@ -533,32 +501,77 @@ impl Symbolizer {
         vma::find(&pm.known, ip).cloned()
     }
 
-    /// (whether this frame can be the caller: named and not a lock wrapper,
-    /// "symbol+0xoff" or "file+0xoff" or "0xaddr").
-    fn user_name(&mut self, pid: u32, m: Option<&Mapping>, ip: u64, now_ns: u64) -> (bool, String) {
+    /// The frames of one address, innermost inlined call first: (whether it can be the
+    /// caller: named and not a lock wrapper, the name as the caller column shows it,
+    /// the frame as the stack shows it). Named: "symbol+0xoff file.c:12" (the location
+    /// when the file has DWARF), an inlined call "symbol (inlined) file.c:7"; unnamed:
+    /// "file+0xoff" or "0xaddr". A frame other than the innermost holds a return
+    /// address, the instruction after the call: its function, line and inlined calls
+    /// are those of the call (ip - 1, as perf and gdb look them up), its offset that of
+    /// the return address.
+    fn user_names(
+        &mut self,
+        pid: u32,
+        m: Option<&Mapping>,
+        ip: u64,
+        is_return: bool,
+        now_ns: u64,
+    ) -> Vec<(bool, String, String)> {
         let Some(m) = m else {
-            return (false, format!("{ip:#x}"));
+            let a = format!("{ip:#x}");
+            return vec![(false, a.clone(), a)];
         };
         let off = ip - m.start + m.offset;
         let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-        // Through the process's root, so binaries inside containers resolve too.
-        let path = || std::path::PathBuf::from(format!("/proc/{pid}/root{}", m.path));
-        let (used, elf) = self.elfs.entry(m.file).or_insert_with(|| {
-            (
-                now_ns,
-                map_file(&path()).and_then(|d| ElfSyms::load(&d, &m.path)),
-            )
+        let f = self.elfs.entry(m.file).or_insert_with(|| {
+            // Through the process's root, so binaries inside containers resolve too; a
+            // file deleted or replaced since it was mapped, through map_files (root).
+            let root = std::path::PathBuf::from(format!("/proc/{pid}/root{}", m.path));
+            let mapped = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
+            let path = if m.path.ends_with(" (deleted)") || !root.exists() {
+                mapped.into()
+            } else {
+                root
+            };
+            NamedFile {
+                used_ns: now_ns,
+                by_build_id: build_id_debug_file(&path),
+                path,
+            }
         });
-        *used = now_ns;
-        let found = elf.as_mut().and_then(|elf| {
-            let (i, d) = elf.lookup(elf.vaddr(off)?)?;
-            let name = elf.name(i, || map_file(&path()))?;
-            Some((
-                !name.is_empty() && !is_user_lock_fn(name),
-                format!("{name}+{d:#x}"),
-            ))
-        });
-        found.unwrap_or_else(|| (false, format!("{file}+{off:#x}")))
+        f.used_ns = now_ns;
+        let back = u64::from(is_return && off > 0);
+        let named = match &f.by_build_id {
+            Some((debug, segments)) => segments
+                .iter()
+                .find(|(o, sz, _)| off >= *o && off < o + sz)
+                .and_then(|(o, _, va)| {
+                    self.names
+                        .name_vaddr(debug, (off - back).saturating_sub(*o) + va)
+                }),
+            None => self.names.name(&f.path, off - back),
+        };
+        match named {
+            Some(n) => n
+                .frames
+                .into_iter()
+                .map(|(name, at_off, line)| {
+                    let short = match at_off {
+                        Some(d) => format!("{name}+{:#x}", d + back),
+                        None => format!("{name} (inlined)"),
+                    };
+                    let full = match line {
+                        Some(l) => format!("{short} {l}"),
+                        None => short.clone(),
+                    };
+                    (!name.is_empty() && !is_user_lock_fn(&name), short, full)
+                })
+                .collect(),
+            None => {
+                let a = format!("{file}+{off:#x}");
+                vec![(false, a.clone(), a)]
+            }
+        }
     }
 }
 
@@ -591,9 +604,13 @@ mod tests {
             "pthread_mutex_lock",
             "___pthread_cond_wait",
             "runtime.futex",
+            "std::lock_guard<std::mutex>::lock_guard(std::mutex&) (inlined)",
+            "std::sys::sync::mutex::futex::Mutex::lock_contended",
         ] {
             assert!(is_user_lock_fn(n), "{n}");
         }
+        assert!(!is_user_lock_fn("Worker::take_lock()"));
+        assert!(!is_user_lock_fn("std::vector<int>::push_back"));
         assert!(!is_user_lock_fn("worker"));
     }
 

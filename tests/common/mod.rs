@@ -38,11 +38,16 @@ pub fn ttop_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ttop"))
 }
 
-/// Compile tests/workloads/NAME.c (once per test run) and return the binary's path.
+/// Compile tests/workloads/NAME.c (or NAME.cpp, with c++) once per test run and return
+/// the binary's path.
 pub fn workload(name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/workloads")
-        .join(format!("{name}.c"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads");
+    let cpp = dir.join(format!("{name}.cpp"));
+    let (src, cc) = if cpp.exists() {
+        (cpp, "c++")
+    } else {
+        (dir.join(format!("{name}.c")), "cc")
+    };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("workloads");
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join(name);
@@ -58,15 +63,15 @@ pub fn workload(name: &str) -> PathBuf {
         _ => false,
     };
     if !fresh {
-        let out = Command::new("cc")
+        let out = Command::new(cc)
             .args(["-O2", "-g", "-pthread", "-Wall", "-o"])
             .arg(&bin)
             .arg(&src)
             .output()
-            .expect("run cc (apt-get install gcc)");
+            .unwrap_or_else(|e| panic!("run {cc} (apt-get install gcc g++): {e}"));
         assert!(
             out.status.success(),
-            "cc {}: {}",
+            "{cc} {}: {}",
             src.display(),
             String::from_utf8_lossy(&out.stderr)
         );
