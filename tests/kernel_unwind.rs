@@ -344,3 +344,106 @@ fn cpp_frames_are_demangled_with_inlined_calls_and_lines() {
         w["caller"]
     );
 }
+
+/// The Go toolchain: `go` on PATH, else where the official tarball installs it.
+fn go_bin() -> Option<std::path::PathBuf> {
+    let on_path = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if on_path {
+        return Some("go".into());
+    }
+    let local = std::path::PathBuf::from("/usr/local/go/bin/go");
+    local.exists().then_some(local)
+}
+
+/// Seed 003's idle Go program: its futex calls all come from the Go runtime, and its
+/// stacks read as Go names (runtime.futex <- runtime.notesleep <- ...), the caller the
+/// first frame outside the runtime's futex and note code (the M parking).
+#[test]
+fn go_futex_waits_are_named_from_the_go_runtime() {
+    if !require_root("go_futex_waits_are_named_from_the_go_runtime") {
+        return;
+    }
+    let Some(go) = go_bin() else {
+        assert!(!is_ci(), "CI installs a Go toolchain (.ci/deps)");
+        eprintln!("skipped: no Go toolchain (apt-get install golang-go)");
+        return;
+    };
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("go");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let bin = tmp.join("goidle");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/goidle.go");
+    let out = Command::new(&go)
+        .args(["build", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .env("GOCACHE", tmp.join("cache"))
+        .env("GOPATH", tmp.join("gopath"))
+        .env("GO111MODULE", "off")
+        .env("HOME", &tmp)
+        .output()
+        .expect("run go build");
+    assert!(
+        out.status.success(),
+        "go build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = Command::new(&bin)
+            .args(["8", "2.5"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        pid = pid_of(&mut w);
+        w
+    });
+    let rows: Vec<&Value> = frames
+        .iter()
+        .flat_map(|f| f["futexes"].as_array().unwrap())
+        .filter(|w| w["pid"] == pid && !w["stack"].as_array().unwrap().is_empty())
+        .collect();
+    assert!(
+        !rows.is_empty(),
+        "no futex row with a stack for the Go program {pid}"
+    );
+    let calls: u64 = frames
+        .iter()
+        .flat_map(|f| f["futexes"].as_array().unwrap())
+        .filter(|w| w["pid"] == pid)
+        .map(|w| w["calls"].as_u64().unwrap())
+        .sum();
+    // 8 goroutines waking every ms on 2 CPUs: the runtime parks and wakes Ms constantly.
+    assert!(
+        calls > 500,
+        "the idle Go program made only {calls} futex calls"
+    );
+    for w in &rows {
+        let stack = names(w);
+        let caller = w["caller"].as_str().unwrap();
+        eprintln!("go stack: {stack:?}, caller {caller}");
+        assert!(stack[0].starts_with("runtime.futex+0x"), "{stack:?}");
+        assert!(
+            stack.iter().all(|f| f.starts_with("runtime.")),
+            "every frame named, in the runtime: {stack:?}"
+        );
+        assert!(
+            stack.iter().any(|f| f.contains(".go:")),
+            "Go's DWARF gives lines: {stack:?}"
+        );
+        for lock in ["runtime.futex", "runtime.notesleep", "runtime.notetsleep"] {
+            assert!(
+                !caller.starts_with(lock),
+                "caller {caller} is lock code: {stack:?}"
+            );
+        }
+    }
+    assert!(
+        rows.iter()
+            .any(|w| names(w).iter().any(|f| f.starts_with("runtime.notesleep+"))),
+        "an M parking on its note"
+    );
+}

@@ -86,9 +86,7 @@ struct NamedFile {
 /// The debug file of `path` by build-id, when blazesym would not find it: the file has
 /// no symbol table and no debug link, and `/usr/lib/debug/.build-id/ab/cdef….debug`
 /// exists with the same build-id.
-fn build_id_debug_file(
-    path: &std::path::Path,
-) -> Option<BuildIdDebug> {
+fn build_id_debug_file(path: &std::path::Path) -> Option<BuildIdDebug> {
     use object::{Object, ObjectSegment};
     let parse = |p: &std::path::Path| {
         let f = File::open(p).ok()?;
@@ -285,6 +283,12 @@ fn is_user_lock_fn(name: &str) -> bool {
         "runtime.semasleep",
         "std::sys::",
         "std::sync::",
+        // Rust's v0 names demangle as `<std::sync::…>::lock`; parking is std's wait.
+        "<std::sys::",
+        "<std::sync::",
+        "std::thread::park",
+        "<std::thread::thread::Thread>::park",
+        "<std::thread::Thread>::park",
         // C++: libstdc++'s and libc++'s mutexes, guards and condition variables
         // (demangled), and the gthread layer under them.
         "__gthread_",
@@ -606,6 +610,8 @@ mod tests {
             "runtime.futex",
             "std::lock_guard<std::mutex>::lock_guard(std::mutex&) (inlined)",
             "std::sys::sync::mutex::futex::Mutex::lock_contended",
+            "<std::thread::thread::Thread>::park_timeout",
+            "<std::sync::mpmc::list::Channel<alloc::string::String>>::recv::{closure#1}",
         ] {
             assert!(is_user_lock_fn(n), "{n}");
         }
