@@ -127,6 +127,19 @@ struct ttop_ustack_copy {
 	__u8 bytes[TTOP_USTACK_BYTES];
 };
 
+/* One on-CPU profile sample (bpf/profile.bpf.c -> ring buffer -> src/collect/profile.rs):
+ * the thread, its kernel stack id and the user registers and top of its user stack,
+ * unwound in user space as `perf record --call-graph dwarf` does. */
+#define TTOP_PROF_STACK_BYTES 8192
+struct ttop_prof_sample {
+	__u32 tgid, tid;
+	__s32 kstack;      /* prof_kstacks id; < 0: the sample was in user mode, or lost */
+	__u32 len;         /* user stack bytes copied (0: a kernel thread, or the read failed) */
+	__u64 ip, sp, bp;  /* user registers (where the thread entered the kernel, if in it) */
+	char comm[16];     /* the thread's name */
+	__u8 bytes[TTOP_PROF_STACK_BYTES];
+};
+
 /* futex_stats.flags: what was seen on the word. */
 #define TTOP_FUTEX_SHARED 1   /* a call without FUTEX_PRIVATE_FLAG */
 #define TTOP_FUTEX_PI 2       /* LOCK_PI, LOCK_PI2, WAIT_REQUEUE_PI, UNLOCK_PI, CMP_REQUEUE_PI */

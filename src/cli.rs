@@ -91,10 +91,45 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Serve the current frame as OpenMetrics text on http://ADDR/metrics (Prometheus).
     Serve(ServeArgs),
+    /// Sample on-CPU stacks (user and kernel, unwound without frame pointers) of some
+    /// processes or the whole machine, and write them folded (flame graph input) or as
+    /// an SVG flame graph.
+    Profile(ProfileArgs),
     /// Print shell completions for bash, zsh or fish on stdout.
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout: `ttop man | man -l -`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Only these processes (-p 1,2 or -p 1 -p 2); default: every process.
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_delimiter = ',')]
+    pub pids: Vec<u32>,
+
+    /// Only processes with this command name (as in /proc/PID/comm), including ones
+    /// started while the profile runs.
+    #[arg(long = "comm", value_name = "NAME")]
+    pub comm: Option<String>,
+
+    /// How long to sample, in seconds (Ctrl-C ends it early and still writes).
+    #[arg(long = "duration", value_name = "SECONDS", default_value = "30", value_parser = parse_interval)]
+    pub duration: Duration,
+
+    /// Samples per second on each CPU (as perf record -F; 99 avoids lockstep with
+    /// timers that run at round rates).
+    #[arg(short = 'F', long = "freq", value_name = "HZ", default_value_t = 99,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub freq: u64,
+
+    /// Write the folded stacks (`root;...;leaf COUNT`, flamegraph.pl / inferno input)
+    /// to FILE; `-` or nothing: stdout, unless --svg is given.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Also (or only) write an interactive SVG flame graph (inferno) to FILE.
+    #[arg(long = "svg", value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// What every collecting subcommand (record, serve) accepts, as the live mode does.

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Some(Command::Probe) => probe(&cfg),
         Some(Command::Record(args)) => ttop::record::headless::record(&settings, args),
         Some(Command::Serve(args)) => ttop::serve::serve(&settings, args),
+        Some(Command::Profile(args)) => ttop::profile_cmd::profile(args),
         Some(Command::Replay(args)) if args.json || cli.json => {
             ttop::record::dump::replay_json(&args.file)
         }

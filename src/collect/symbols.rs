@@ -521,12 +521,55 @@ impl Symbolizer {
         is_return: bool,
         now_ns: u64,
     ) -> Vec<(bool, String, String)> {
+        match self.lookup(pid, m, ip, is_return, now_ns) {
+            Ok((n, back)) => n
+                .frames
+                .into_iter()
+                .map(|(name, at_off, line)| {
+                    let short = match at_off {
+                        Some(d) => format!("{name}+{:#x}", d + back),
+                        None => format!("{name} (inlined)"),
+                    };
+                    let full = match line {
+                        Some(l) => format!("{short} {l}"),
+                        None => short.clone(),
+                    };
+                    (!name.is_empty() && !is_user_lock_fn(&name), short, full)
+                })
+                .collect(),
+            Err(a) => vec![(false, a.clone(), a)],
+        }
+    }
+
+    /// The function names at `ip` of `pid` for a profile, innermost inlined call first:
+    /// no offsets, no lines, so that samples anywhere in a function fold together.
+    /// Unnamed: "[module]" as perf and inferno show it, "[unknown]" outside any file.
+    pub fn functions_at(&mut self, pid: u32, ip: u64, is_return: bool, now_ns: u64) -> Vec<String> {
+        let mut file = None;
+        let m = self.mapping_at(pid, ip, now_ns, &mut file);
+        match self.lookup(pid, m.as_ref(), ip, is_return, now_ns) {
+            Ok((n, _)) => n.frames.into_iter().map(|(name, _, _)| name).collect(),
+            Err(_) => vec![match &m {
+                Some(m) => format!("[{}]", m.path.rsplit('/').next().unwrap_or(&m.path)),
+                None => "[unknown]".to_string(),
+            }],
+        }
+    }
+
+    /// The names at one address and the byte it was looked up back by (1 for a return
+    /// address), or the frame's unnamed label ("file+0xoff", "0xaddr").
+    fn lookup(
+        &mut self,
+        pid: u32,
+        m: Option<&Mapping>,
+        ip: u64,
+        is_return: bool,
+        now_ns: u64,
+    ) -> Result<(Named, u64), String> {
         let Some(m) = m else {
-            let a = format!("{ip:#x}");
-            return vec![(false, a.clone(), a)];
+            return Err(format!("{ip:#x}"));
         };
         let off = ip - m.start + m.offset;
-        let file = m.path.rsplit('/').next().unwrap_or(&m.path);
         let f = self.elfs.entry(m.file).or_insert_with(|| {
             // Through the process's root, so binaries inside containers resolve too; a
             // file deleted or replaced since it was mapped, through map_files (root).
@@ -555,27 +598,10 @@ impl Symbolizer {
                 }),
             None => self.names.name(&f.path, off - back),
         };
-        match named {
-            Some(n) => n
-                .frames
-                .into_iter()
-                .map(|(name, at_off, line)| {
-                    let short = match at_off {
-                        Some(d) => format!("{name}+{:#x}", d + back),
-                        None => format!("{name} (inlined)"),
-                    };
-                    let full = match line {
-                        Some(l) => format!("{short} {l}"),
-                        None => short.clone(),
-                    };
-                    (!name.is_empty() && !is_user_lock_fn(&name), short, full)
-                })
-                .collect(),
-            None => {
-                let a = format!("{file}+{off:#x}");
-                vec![(false, a.clone(), a)]
-            }
-        }
+        named.map(|n| (n, back)).ok_or_else(|| {
+            let file = m.path.rsplit('/').next().unwrap_or(&m.path);
+            format!("{file}+{off:#x}")
+        })
     }
 }
 

@@ -18,6 +18,7 @@ pub mod opt;
 pub mod prev_tasks;
 pub mod proc_rows;
 pub mod proc_totals;
+pub mod profile;
 pub mod sample;
 pub mod scope;
 pub mod thread_rows;

@@ -7,28 +7,8 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
 
-const PERF_TYPE_TRACEPOINT: u32 = 2;
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
-
-/// The first 64 bytes of `struct perf_event_attr` (PERF_ATTR_SIZE_VER0), enough for a
-/// counter: type, size, config (the tracepoint id) and the flag bits, all 0 here (the
-/// counter starts enabled and counts kernel and user mode).
-#[repr(C)]
-#[derive(Default)]
-struct PerfEventAttr {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-}
+use ttop::collect::perf_event::{PERF_TYPE_TRACEPOINT, PerfEventAttr, online_cpus, open_on_cpu};
 
 /// One counter per online CPU.
 pub struct LockCounter {
@@ -46,35 +26,12 @@ impl LockCounter {
             .trim()
             .parse()
             .map_err(|e| format!("{}: {e}", id_path.display()))?;
-        let attr = PerfEventAttr {
-            type_: PERF_TYPE_TRACEPOINT,
-            size: std::mem::size_of::<PerfEventAttr>() as u32,
-            config: id,
-            ..Default::default()
-        };
-        let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let online = online_cpus().unwrap_or_else(|| (0..ncpus as i32).collect());
+        let attr = PerfEventAttr::new(PERF_TYPE_TRACEPOINT, id);
         let mut fds = Vec::new();
-        for cpu in online {
-            // SAFETY: attr outlives the call; pid -1 with a CPU counts every task there.
-            let fd = unsafe {
-                libc::syscall(
-                    libc::SYS_perf_event_open,
-                    &attr as *const PerfEventAttr,
-                    -1i32,
-                    cpu,
-                    -1i32,
-                    PERF_FLAG_FD_CLOEXEC,
-                )
-            };
-            if fd < 0 {
-                return Err(format!(
-                    "perf_event_open(lock:contention_begin, cpu {cpu}): {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            // SAFETY: a descriptor the kernel just returned, owned from here on.
-            fds.push(File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) }));
+        for cpu in online_cpus() {
+            let fd = open_on_cpu(&attr, cpu)
+                .map_err(|e| format!("perf_event_open(lock:contention_begin, cpu {cpu}): {e}"))?;
+            fds.push(File::from(fd));
         }
         Ok(LockCounter { fds })
     }
@@ -90,17 +47,4 @@ impl LockCounter {
         }
         sum
     }
-}
-
-/// /sys/devices/system/cpu/online ("0-1,4"), as CPU numbers.
-fn online_cpus() -> Option<Vec<i32>> {
-    let s = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
-    let mut v = Vec::new();
-    for part in s.trim().split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => v.extend(a.parse::<i32>().ok()?..=b.parse::<i32>().ok()?),
-            None => v.push(part.parse().ok()?),
-        }
-    }
-    Some(v)
 }

@@ -1,0 +1,126 @@
+//! `ttop profile`: sample on-CPU stacks for a while, then write them folded and/or as an
+//! SVG flame graph (inferno draws it). The samples, unwinding and naming are
+//! `collect::profile`'s; the format is `model::profile`'s.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use crate::cli::ProfileArgs;
+use crate::collect::filter;
+use crate::collect::profile::{ProfileConfig, Profiler};
+use crate::model::sample::FilterSpec;
+
+/// How often a --comm filter looks for new processes.
+const RESCAN: Duration = Duration::from_secs(1);
+
+pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
+    filter::check_pids(&args.pids).map_err(anyhow::Error::msg)?;
+    let spec = FilterSpec {
+        pids: args.pids.clone(),
+        comm: args.comm.clone(),
+        matched: Vec::new(),
+    };
+    let filtered = !args.pids.is_empty() || args.comm.is_some();
+    let pids = if filtered {
+        filter::resolve(&spec)
+    } else {
+        Vec::new()
+    };
+    if args.comm.is_some() && pids.is_empty() {
+        eprintln!(
+            "ttop: no process named {:?} yet; sampling the ones that start",
+            args.comm.as_deref().unwrap_or_default()
+        );
+    }
+    // A --comm filter with no process yet still filters: watch an impossible pid.
+    let mut watch = pids.clone();
+    if filtered && watch.is_empty() {
+        watch.push(0);
+    }
+    let mut p = Profiler::start(&ProfileConfig {
+        hz: args.freq,
+        pids: watch,
+    })
+    .map_err(anyhow::Error::msg)?;
+    let stop = crate::stop::Stop::on_signals()?;
+    let start = Instant::now();
+    let mut rescan = start + RESCAN;
+    while start.elapsed() < args.duration && !stop.is_set() {
+        p.poll(Duration::from_millis(100));
+        if args.comm.is_some() && Instant::now() >= rescan {
+            rescan += RESCAN;
+            for pid in filter::resolve(&spec) {
+                p.watch(pid);
+            }
+        }
+    }
+    p.poll(Duration::ZERO);
+    let (ring_full, no_kstack) = p.lost();
+    let prof = p.profile();
+    eprintln!(
+        "ttop: {} samples, {} distinct stacks over {:.1} s at {} Hz{}",
+        prof.total(),
+        prof.len(),
+        start.elapsed().as_secs_f64(),
+        args.freq,
+        if ring_full + no_kstack > 0 {
+            format!(" (lost: {ring_full} ring buffer full, {no_kstack} kernel stacks not stored)")
+        } else {
+            String::new()
+        }
+    );
+    let lines = prof.folded();
+    let to_stdout = match &args.output {
+        Some(o) => o.as_os_str() == "-",
+        None => args.svg.is_none(),
+    };
+    if to_stdout {
+        let mut out = std::io::stdout().lock();
+        for l in &lines {
+            writeln!(out, "{l}")?;
+        }
+    } else if let Some(o) = &args.output {
+        let mut text = lines.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        std::fs::write(o, text).with_context(|| format!("write {}", o.display()))?;
+    }
+    if let Some(svg) = &args.svg {
+        write_svg(svg, &lines, args)?;
+    }
+    Ok(())
+}
+
+/// An SVG flame graph of `lines` (inferno; root at the bottom, as flamegraph.pl draws it).
+fn write_svg(path: &Path, lines: &[String], args: &ProfileArgs) -> anyhow::Result<()> {
+    if lines.is_empty() {
+        bail!(
+            "no samples: nothing to draw in {} (was the process on a CPU?)",
+            path.display()
+        );
+    }
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = match (&args.comm, args.pids.is_empty()) {
+        (Some(c), _) => format!("ttop profile --comm {c}"),
+        (None, false) => format!(
+            "ttop profile -p {}",
+            args.pids
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        (None, true) => "ttop profile (all processes)".to_string(),
+    };
+    opts.count_name = "samples".to_string();
+    let f = std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut w)
+        .with_context(|| format!("draw {}", path.display()))?;
+    w.flush()?;
+    Ok(())
+}
