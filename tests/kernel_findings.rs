@@ -214,9 +214,10 @@ fn churn_and_tlb_storm_fire_not_on_a_pool() {
     );
 }
 
-/// The idle control: no workload at all, so nothing may be named. Machine saturation is
-/// allowed only when ttop's own runnable figure shows something else did saturate it
-/// (another build on a shared machine); then it is printed, not hidden.
+/// The idle control: no workload at all, so nothing may be named. When ttop's own
+/// runnable figure shows something else saturated the machine (another build on a
+/// shared machine: once a compiler's LTO thread, rightly named in a sched_stall), the
+/// machine was not idle and the control says nothing: what fired is printed, not hidden.
 #[test]
 fn an_idle_machine_fires_nothing() {
     if !require_root("an_idle_machine_fires_nothing") {
@@ -234,11 +235,11 @@ fn an_idle_machine_fires_nothing() {
     let named: Vec<String> = frames
         .iter()
         .flat_map(|fr| fr["findings"].as_array().unwrap())
-        .filter(|f| !(busy && f["kind"] == "cpu_saturation"))
         .map(|f| format!("{}: {}", f["kind"], f["summary"]))
         .collect();
     if busy {
-        eprintln!("idle control: something else saturated the CPUs; cpu_saturation allowed");
+        eprintln!("idle control: something else saturated the CPUs, not idle; fired: {named:?}");
+        return;
     }
     assert_eq!(named, Vec::<String>::new(), "an idle machine");
 }

@@ -216,20 +216,161 @@ fn a_stripped_program_is_named_from_its_build_id_debug_file() {
             pid = pid_of(&mut w);
             w
         });
-        names(&hottest(&frames, pid))
+        (
+            names(&hottest(&frames, pid)),
+            user_frames(&frames, "no_symbol"),
+        )
     };
-    let bare = stack_of(&bin);
+    let (bare, unnamed) = stack_of(&bin);
     eprintln!("stripped, no debug file: {bare:?}");
     assert!(!bare.iter().any(|f| f.starts_with("level")), "{bare:?}");
+    assert!(
+        unnamed >= 4,
+        "the 4 program frames are counted unnamed: {unnamed}"
+    );
+    // A debug file whose build-id is not the program's (another program's, at the
+    // program's build-id path) is never used: the frames stay unnamed, not misnamed.
     std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+    let other = dir.join("cppmutex.debug");
+    run(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            workload("cppmutex").as_os_str(),
+            other.as_os_str(),
+        ],
+    );
+    std::fs::copy(&other, &place).unwrap();
+    let (wrong, _) = stack_of(&bin);
+    eprintln!("stripped, a wrong debug file at its build-id: {wrong:?}");
+    assert!(
+        wrong
+            .iter()
+            .filter(|f| f.starts_with("deepmutex-stripped+0x"))
+            .count()
+            >= 4,
+        "{wrong:?}"
+    );
+    assert!(
+        !wrong.iter().any(|f| f.starts_with("Worker::")),
+        "{wrong:?}"
+    );
     std::fs::copy(&dbg, &place).unwrap();
-    let named = stack_of(&bin);
+    let (named, _) = stack_of(&bin);
     let _ = std::fs::remove_file(&place);
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!("stripped, with its debug file: {named:?}");
     assert!(
         has_chain(&named, &["level3_takes_lock", "level2", "level1"]),
         "{named:?}"
+    );
+}
+
+/// `user_frames.KEY` summed over the frames.
+fn user_frames(frames: &[Value], key: &str) -> u64 {
+    frames
+        .iter()
+        .map(|f| f["user_frames"][key].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// JIT code (an anonymous executable mapping, no file, no unwind table) between the
+/// thread and the lock: glibc's frames are still named, the JIT frame reads as its
+/// address and is counted as in no file mapping; nothing fails.
+#[test]
+fn jit_code_is_kept_as_an_address_and_counted() {
+    if !require_root("jit_code_is_kept_as_an_address_and_counted") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = spawn_workload("jitmutex", &["4", "2"]);
+        pid = pid_of(&mut w);
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    eprintln!("jit stack: {stack:?}, caller {}", w["caller"]);
+    let lock = stack
+        .iter()
+        .position(|f| f.contains("pthread_mutex_lock+"))
+        .unwrap_or_else(|| panic!("glibc's frames named: {stack:?}"));
+    assert!(
+        stack.get(lock + 1).is_some_and(|f| f.starts_with("0x")),
+        "the JIT frame after the lock reads as an address: {stack:?}"
+    );
+    assert!(
+        user_frames(&frames, "no_mapping") >= 1,
+        "counted as in no mapping"
+    );
+    // Nothing outside the lock code is named: the caller is the JIT address.
+    assert!(
+        w["caller"].as_str().unwrap().starts_with("0x"),
+        "{}",
+        w["caller"]
+    );
+}
+
+/// A program whose .eh_frame is garbage (overwritten in place, same size): ttop keeps the
+/// stack as far as it can (glibc's frames and the first program frame, reached with
+/// glibc's own tables), and neither crashes nor invents frames past it.
+#[test]
+fn a_corrupt_eh_frame_keeps_what_it_can() {
+    if !require_root("a_corrupt_eh_frame_keeps_what_it_can") {
+        return;
+    }
+    let _g = kernel_lock();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("corrupt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("deepmutex-badcfi");
+    let junk = dir.join("junk");
+    let src = workload("deepmutex");
+    let dump = Command::new("readelf")
+        .args(["-SW"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    let size = String::from_utf8_lossy(&dump.stdout)
+        .lines()
+        .find(|l| l.contains(" .eh_frame ") && !l.contains("_hdr"))
+        .and_then(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let i = f.iter().position(|x| *x == ".eh_frame")?;
+            usize::from_str_radix(f.get(i + 4)?, 16).ok()
+        })
+        .expect("the program's .eh_frame size");
+    let garbage: Vec<u8> = (0..size).map(|i| (i * 37 + 11) as u8).collect();
+    std::fs::write(&junk, garbage).unwrap();
+    let o = Command::new("objcopy")
+        .arg(format!("--update-section=.eh_frame={}", junk.display()))
+        .arg(&src)
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = Command::new(&bin)
+            .args(["4", "2"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        pid = pid_of(&mut w);
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    eprintln!("corrupt .eh_frame: {stack:?}");
+    let l3 = stack
+        .iter()
+        .position(|f| f.starts_with("level3_takes_lock+"))
+        .unwrap_or_else(|| panic!("glibc's tables reach the program: {stack:?}"));
+    assert!(
+        stack[..l3]
+            .iter()
+            .any(|f| f.contains("pthread_mutex_lock+")),
+        "{stack:?}"
     );
 }
 

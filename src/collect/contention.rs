@@ -16,7 +16,7 @@ use super::kallsyms;
 use super::map_read;
 use super::symbols::{MAX_NEW_PER_TICK, Symbolizer};
 use super::tracefs;
-use super::unwind::{DwarfUnwinder, StackCopy};
+use super::unwind::{DwarfUnwinder, StackCopy, Stop};
 use crate::model::contention::{
     ContentionDrops, ContentionSample, FutexSample, KernelStacks, LockSample, MmapSample,
 };
@@ -44,6 +44,8 @@ pub struct ContentionCollector {
     locks_ok: bool,
     mmap_ok: bool,
     syms: Symbolizer,
+    /// DWARF unwinds that stopped at the end of the copied stack bytes.
+    stacks_cut: u64,
     /// Unwinds the copied user stacks from .eh_frame (see unwind.rs).
     unwinder: DwarfUnwinder,
     /// TTOP_NO_DWARF=1: frame pointers only (to compare; the tests use it).
@@ -147,9 +149,12 @@ impl ContentionCollector {
             bytes: &c.bytes[..(c.len as usize).min(c.bytes.len())],
         };
         let syms = &mut self.syms;
-        let (ips, _) = self
+        let (ips, stop) = self
             .unwinder
             .unwind(pid, &copy, now, |a| syms.mapping(pid, a, now));
+        if stop == Stop::StackCut {
+            self.stacks_cut += 1;
+        }
         (ips.len() > 1).then_some(ips)
     }
 }
@@ -320,6 +325,7 @@ impl ContentionCollector {
             locks_ok,
             mmap_ok,
             syms: Symbolizer::default(),
+            stacks_cut: 0,
             unwinder: DwarfUnwinder::new(),
             no_dwarf: std::env::var_os("TTOP_NO_DWARF").is_some_and(|v| v == "1"),
             dwarf_named: HashMap::new(),
@@ -480,6 +486,8 @@ impl ContentionCollector {
         stale.clear();
 
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
+        out.user_frames = self.syms.frames;
+        out.user_frames.stack_cut = self.stacks_cut;
 
         let bss = self.bss();
         let d = bss.cdrops;

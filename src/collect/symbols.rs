@@ -121,6 +121,14 @@ fn build_id_debug_file(path: &std::path::Path) -> Option<BuildIdDebug> {
     same.then_some((debug, segments))
 }
 
+/// Why a frame has no name (counted in `UserFrames`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unnamed {
+    NoMapping,
+    NoSymbol,
+    Unreadable,
+}
+
 /// One named address: the function, innermost inlined call first.
 struct Named {
     /// (name, offset into it for the function itself, "file:line" if known), innermost
@@ -129,7 +137,7 @@ struct Named {
 }
 
 impl Names {
-    fn name(&self, path: &std::path::Path, file_off: u64) -> Option<Named> {
+    fn name(&self, path: &std::path::Path, file_off: u64) -> Result<Named, Unnamed> {
         self.name_input(path, blazesym::symbolize::Input::FileOffset(file_off))
     }
 
@@ -137,12 +145,14 @@ impl Names {
         &self,
         path: &std::path::Path,
         input: blazesym::symbolize::Input<u64>,
-    ) -> Option<Named> {
+    ) -> Result<Named, Unnamed> {
         use blazesym::symbolize::source::{Elf, Source};
         use blazesym::symbolize::{CodeInfo, Symbolized};
         let src = Source::Elf(Elf::new(path));
-        let Ok(Symbolized::Sym(sym)) = self.bz.symbolize_single(&src, input) else {
-            return None;
+        let sym = match self.bz.symbolize_single(&src, input) {
+            Ok(Symbolized::Sym(sym)) => sym,
+            Ok(Symbolized::Unknown(_)) => return Err(Unnamed::NoSymbol),
+            Err(_) => return Err(Unnamed::Unreadable),
         };
         let at = |c: Option<&CodeInfo>| {
             let c = c?;
@@ -163,12 +173,12 @@ impl Names {
             Some(sym.offset as u64),
             at(sym.code_info.as_deref()),
         ));
-        Some(Named { frames })
+        Ok(Named { frames })
     }
 
     /// Like `name`, for a file whose names are only in a debug file found by build-id
     /// (`vaddr` is the address in the file's own layout, which the debug file shares).
-    fn name_vaddr(&self, debug: &std::path::Path, vaddr: u64) -> Option<Named> {
+    fn name_vaddr(&self, debug: &std::path::Path, vaddr: u64) -> Result<Named, Unnamed> {
         self.name_input(debug, blazesym::symbolize::Input::VirtOffset(vaddr))
     }
 
@@ -203,12 +213,29 @@ pub struct Symbolizer {
     /// named a frame.
     elfs: HashMap<FileId, NamedFile>,
     names: Names,
+    /// User frames named so far, and why the others were not.
+    pub frames: crate::model::contention::UserFrames,
     user: HashMap<(u32, i32), UserStack>,
     /// The caller of each kernel stack id (stack ids are never reused for another stack:
     /// the maps are created without BPF_F_REUSE_STACKID).
     kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,
+}
+
+/// An unnamed frame's label ("file+0xOFF") is in the C library, the dynamic loader or
+/// the C++ runtime.
+fn in_runtime_library(label: &str) -> bool {
+    const LIBS: &[&str] = &[
+        "libc.so",
+        "libc-",
+        "libpthread",
+        "ld-linux",
+        "ld-musl",
+        "libstdc++",
+        "libc++",
+    ];
+    LIBS.iter().any(|l| label.starts_with(l))
 }
 
 /// Kernel functions that are the locking machinery (or the tracing of it), not a caller.
@@ -403,19 +430,19 @@ impl Symbolizer {
         let mut file = None;
         let mut caller = String::new();
         let mut frames = Vec::with_capacity(ips.len());
-        let mut first = None;
         for (i, &ip) in ips.iter().enumerate() {
             let m = self.mapping_at(pid, ip, now_ns, &mut file);
             for (is_caller, short, full) in self.user_names(pid, m.as_ref(), ip, i > 0, now_ns) {
                 if caller.is_empty() && is_caller {
-                    caller = short.clone();
+                    caller = short;
                 }
-                first.get_or_insert(short);
                 frames.push(full);
             }
         }
-        if caller.is_empty() {
-            caller = first.unwrap_or_default();
+        if caller.is_empty() && !frames.is_empty() {
+            // Every frame is lock code, or unnamed inside the C library.
+            caller = "?".to_string();
+            self.frames.no_caller += 1;
         }
         (caller, frames)
     }
@@ -537,7 +564,10 @@ impl Symbolizer {
                     (!name.is_empty() && !is_user_lock_fn(&name), short, full)
                 })
                 .collect(),
-            Err(a) => vec![(false, a.clone(), a)],
+            // Unnamed: the caller if it is outside the C and C++ runtime libraries (whose
+            // unnamed frames are most likely their lock code): a program's stripped
+            // function, JIT code.
+            Err(a) => vec![(!in_runtime_library(&a), a.clone(), a)],
         }
     }
 
@@ -566,8 +596,27 @@ impl Symbolizer {
         is_return: bool,
         now_ns: u64,
     ) -> Result<(Named, u64), String> {
+        let r = self.lookup_why(pid, m, ip, is_return, now_ns);
+        let f = &mut self.frames;
+        match &r {
+            Ok(_) => f.named += 1,
+            Err((_, Unnamed::NoMapping)) => f.no_mapping += 1,
+            Err((_, Unnamed::NoSymbol)) => f.no_symbol += 1,
+            Err((_, Unnamed::Unreadable)) => f.unreadable += 1,
+        }
+        r.map_err(|(label, _)| label)
+    }
+
+    fn lookup_why(
+        &mut self,
+        pid: u32,
+        m: Option<&Mapping>,
+        ip: u64,
+        is_return: bool,
+        now_ns: u64,
+    ) -> Result<(Named, u64), (String, Unnamed)> {
         let Some(m) = m else {
-            return Err(format!("{ip:#x}"));
+            return Err((format!("{ip:#x}"), Unnamed::NoMapping));
         };
         let off = ip - m.start + m.offset;
         let f = self.elfs.entry(m.file).or_insert_with(|| {
@@ -592,15 +641,16 @@ impl Symbolizer {
             Some((debug, segments)) => segments
                 .iter()
                 .find(|(o, sz, _)| off >= *o && off < o + sz)
+                .ok_or(Unnamed::NoSymbol)
                 .and_then(|(o, _, va)| {
                     self.names
                         .name_vaddr(debug, (off - back).saturating_sub(*o) + va)
                 }),
             None => self.names.name(&f.path, off - back),
         };
-        named.map(|n| (n, back)).ok_or_else(|| {
+        named.map(|n| (n, back)).map_err(|why| {
             let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-            format!("{file}+{off:#x}")
+            (format!("{file}+{off:#x}"), why)
         })
     }
 }

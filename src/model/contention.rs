@@ -142,6 +142,25 @@ pub struct KernelStacks {
     pub wrong: u64,
 }
 
+/// User stack frames named so far (cumulative), and why the others were not: the
+/// address is in no file mapping (JIT code, an anonymous executable region, or a
+/// return address read from garbage), the file has no symbol for it (stripped, no
+/// debug file), or the file could not be read (gone, unreadable, not ELF). `stack_cut`
+/// counts unwinds that stopped because the next frame lay beyond the copied stack bytes,
+/// `no_caller` the stacks whose CALLER is `?`.
+/// Zero in recordings made before they existed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserFrames {
+    pub named: u64,
+    pub no_mapping: u64,
+    pub no_symbol: u64,
+    pub unreadable: u64,
+    pub stack_cut: u64,
+    /// Stacks whose CALLER is `?`: every frame lock code, or unnamed in the C library.
+    #[serde(default)]
+    pub no_caller: u64,
+}
+
 /// Everything the contention collector read in one tick.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContentionSample {
@@ -153,6 +172,8 @@ pub struct ContentionSample {
     pub drops: ContentionDrops,
     #[serde(default)]
     pub kernel_stacks: KernelStacks,
+    #[serde(default)]
+    pub user_frames: UserFrames,
     /// Which probes run (false: this kernel lacks them; Mode.problems says why).
     pub futex_ok: bool,
     pub locks_ok: bool,
@@ -388,6 +409,16 @@ pub fn fixture(secs: u64) -> ContentionSample {
             walked: 400 * secs,
             cached: 6_100 * secs,
             wrong: 0,
+        },
+        // Stacks are named once each: a few new frames a second, one unnamed in libc's
+        // stripped neighbour.
+        user_frames: UserFrames {
+            named: 9 * secs,
+            no_mapping: 0,
+            no_symbol: secs,
+            unreadable: 0,
+            stack_cut: 0,
+            no_caller: 0,
         },
         futex_ok: true,
         locks_ok: true,

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::contention::{
     ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample,
-    KernelStacks, LockSample, MmapSample,
+    KernelStacks, LockSample, MmapSample, UserFrames,
 };
 use super::derive::delta;
 use super::frame::ProcFrame;
@@ -132,6 +132,8 @@ pub struct ContentionFrame {
     pub contention_drops: ContentionDropsFrame,
     /// Kernel-lock stacks taken this interval: walked, cached, wrong.
     pub kernel_stacks: KernelStacks,
+    /// User stack frames named this interval, and why the others were not.
+    pub user_frames: UserFrames,
 }
 
 fn ms(ns: u64) -> f64 {
@@ -492,6 +494,19 @@ fn kernel_stacks(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Ker
     }
 }
 
+fn user_frames(prev: Option<&ContentionSample>, cur: &ContentionSample) -> UserFrames {
+    let p = prev.map(|p| p.user_frames).unwrap_or_default();
+    let c = &cur.user_frames;
+    UserFrames {
+        named: delta(p.named, c.named),
+        no_mapping: delta(p.no_mapping, c.no_mapping),
+        no_symbol: delta(p.no_symbol, c.no_symbol),
+        unreadable: delta(p.unreadable, c.unreadable),
+        stack_cut: delta(p.stack_cut, c.stack_cut),
+        no_caller: delta(p.no_caller, c.no_caller),
+    }
+}
+
 /// The contention part of the Frame for the interval between `prev` and `cur`, and the
 /// per-process futex columns filled into `procs`. With no previous sample, all empty.
 pub fn derive_contention(
@@ -530,6 +545,7 @@ pub fn derive_contention(
         mmap_lock: mmap_rows(prev, cur, &comm),
         contention_drops: drops(prev, cur),
         kernel_stacks: kernel_stacks(prev, cur),
+        user_frames: user_frames(prev, cur),
     }
 }
 
