@@ -157,9 +157,12 @@ fn only_the_watched_process_is_sampled() {
     );
 }
 
-/// Against perf: `perf record -F 99 -g -p PID` over the same seconds as `ttop profile`
-/// agrees on the leaf functions that hold at least 2% of samples, within 5 points each.
-/// Skipped when perf is not installed (CI does not install it: it must match the kernel).
+/// Against perf: `perf record -F 99 -g -p PID`, then `ttop profile` on the same steady
+/// workload, agree on the leaf functions that hold at least 2% of samples, within 5
+/// points each. One after the other, not side by side: two samplers at once perturb each
+/// other (with perf running, ttop once found 4.7% of its samples in the kernel's
+/// irqentry_exit_to_user_mode, which it never shows alone). Skipped when perf is not
+/// installed (CI does not install it: it must match the kernel).
 #[test]
 fn leaf_functions_agree_with_perf() {
     if !require_root("leaf_functions_agree_with_perf") {
@@ -174,19 +177,19 @@ fn leaf_functions_agree_with_perf() {
         return;
     }
     let _g = kernel_lock();
-    let mut w = spawn_workload("burn31", &["2", "9"]);
+    let mut w = spawn_workload("burn31", &["2", "13"]);
     let pid = pid_of(&mut w).to_string();
     let data = tmp("perf.data");
-    let mut perf = Command::new("perf")
+    let perf = Command::new("perf")
         .args(["record", "-q", "-F", "99", "-g", "-o"])
         .arg(&data)
-        .args(["-p", &pid, "--", "sleep", "6"])
+        .args(["-p", &pid, "--", "sleep", "5"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .status()
         .unwrap();
-    let (lines, _) = profile(&["-p", &pid, "--duration", "6"]);
-    assert!(perf.wait().unwrap().success(), "perf record");
+    assert!(perf.success(), "perf record");
+    let (lines, _) = profile(&["-p", &pid, "--duration", "5"]);
     let _ = w.kill();
     let _ = w.wait();
     let report = Command::new("perf")
