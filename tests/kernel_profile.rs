@@ -159,10 +159,12 @@ fn only_the_watched_process_is_sampled() {
 
 /// Against perf: `perf record -F 99 -g -p PID`, then `ttop profile` on the same steady
 /// workload, agree on the leaf functions that hold at least 2% of samples, within 5
-/// points each. One after the other, not side by side: two samplers at once perturb each
-/// other (with perf running, ttop once found 4.7% of its samples in the kernel's
-/// irqentry_exit_to_user_mode, which it never shows alone). Skipped when perf is not
-/// installed (CI does not install it: it must match the kernel).
+/// points each. One after the other, so that neither sampler's interrupts are in the
+/// other's samples. This test found ttop's own perturbation: while the BPF side woke the
+/// reader on every sample, 5-15% of ttop's samples were the kernel's
+/// irqentry_exit_to_user_mode (the wake-up's irq_work and reschedule on the sampled CPU);
+/// perf saw 0.1%. Skipped when perf is not installed (CI does not install it: it must
+/// match the kernel).
 #[test]
 fn leaf_functions_agree_with_perf() {
     if !require_root("leaf_functions_agree_with_perf") {

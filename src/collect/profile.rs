@@ -79,6 +79,16 @@ impl Profiler {
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.filter_pids = !cfg.pids.is_empty();
         }
+        // Room for 0.4 s of samples (drained every 0.1 s), at least the 4 MB of the C side.
+        let cpus = perf_event::online_cpus();
+        let want =
+            cpus.len() as u64 * cfg.hz * std::mem::size_of::<types::ttop_prof_sample>() as u64 * 2
+                / 5;
+        let ring = want.clamp(4 << 20, 1 << 30).next_power_of_two();
+        open.maps
+            .prof_samples
+            .set_max_entries(ring as u32)
+            .map_err(|e| format!("eBPF profiler: ring buffer of {ring} bytes: {e}"))?;
         let skel = open
             .load()
             .map_err(|e| explain("eBPF profiler: load", &e))?;
@@ -89,7 +99,7 @@ impl Profiler {
                 .map_err(|e| format!("eBPF profiler: watch pid {pid}: {e}"))?;
         }
         let mut links = Vec::new();
-        for cpu in perf_event::online_cpus() {
+        for cpu in cpus {
             let fd = open_cpu_clock(cpu, cfg.hz).map_err(|e| {
                 format!("perf_event_open (cpu-clock, CPU {cpu}, {} Hz): {e}", cfg.hz)
             })?;
@@ -141,9 +151,11 @@ impl Profiler {
             .update(&pid.to_ne_bytes(), &[1u8], MapFlags::ANY);
     }
 
-    /// Wait up to `timeout` for samples, then count every sample that arrived.
+    /// Wait `timeout`, then count every sample that arrived (the BPF side never wakes
+    /// a reader: it would cost the sampled CPU an interrupt and a reschedule per sample).
     pub fn poll(&mut self, timeout: Duration) {
-        let _ = self.ring.poll(timeout);
+        std::thread::sleep(timeout);
+        let _ = self.ring.consume();
         let batch = std::mem::take(&mut *self.queue.borrow_mut());
         let now = mono_ns();
         for raw in batch {
