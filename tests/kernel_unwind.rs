@@ -56,7 +56,7 @@ fn hottest(frames: &[Value], pid: u64) -> Value {
     frames
         .iter()
         .flat_map(|f| f["futexes"].as_array().unwrap())
-        .filter(|w| w["pid"] == pid && !w["stack"].as_array().unwrap().is_empty())
+        .filter(|w| w["pid"] == pid && w["stack"].as_array().is_some_and(|s| !s.is_empty()))
         .max_by_key(|w| w["contended"].as_u64().unwrap())
         .unwrap_or_else(|| panic!("no futex row with a stack for {pid}"))
         .clone()
@@ -545,7 +545,7 @@ fn go_futex_waits_are_named_from_the_go_runtime() {
     let rows: Vec<&Value> = frames
         .iter()
         .flat_map(|f| f["futexes"].as_array().unwrap())
-        .filter(|w| w["pid"] == pid && !w["stack"].as_array().unwrap().is_empty())
+        .filter(|w| w["pid"] == pid && w["stack"].as_array().is_some_and(|s| !s.is_empty()))
         .collect();
     assert!(
         !rows.is_empty(),
