@@ -35,14 +35,10 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
             args.comm.as_deref().unwrap_or_default()
         );
     }
-    // A --comm filter with no process yet still filters: watch an impossible pid.
-    let mut watch = pids.clone();
-    if filtered && watch.is_empty() {
-        watch.push(0);
-    }
     let mut p = Profiler::start(&ProfileConfig {
         hz: args.freq,
-        pids: watch,
+        filter: filtered,
+        pids,
     })
     .map_err(anyhow::Error::msg)?;
     let stop = crate::stop::Stop::on_signals()?;

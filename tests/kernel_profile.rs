@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use common::*;
 
@@ -339,5 +338,4 @@ fn bad_input_is_refused_clearly() {
         svg.to_str().unwrap(),
     ]);
     assert!(!st.success() && err.contains("no samples"), "{err}");
-    std::thread::sleep(Duration::from_millis(10));
 }

@@ -44,8 +44,6 @@ pub struct ContentionCollector {
     locks_ok: bool,
     mmap_ok: bool,
     syms: Symbolizer,
-    /// DWARF unwinds that stopped at the end of the copied stack bytes.
-    stacks_cut: u64,
     /// Unwinds the copied user stacks from .eh_frame (see unwind.rs).
     unwinder: DwarfUnwinder,
     /// TTOP_NO_DWARF=1: frame pointers only (to compare; the tests use it).
@@ -153,7 +151,7 @@ impl ContentionCollector {
             .unwinder
             .unwind(pid, &copy, now, |a| syms.mapping(pid, a, now));
         if stop == Stop::StackCut {
-            self.stacks_cut += 1;
+            self.syms.frames.stack_cut += 1;
         }
         (ips.len() > 1).then_some(ips)
     }
@@ -325,7 +323,6 @@ impl ContentionCollector {
             locks_ok,
             mmap_ok,
             syms: Symbolizer::default(),
-            stacks_cut: 0,
             unwinder: DwarfUnwinder::new(),
             no_dwarf: std::env::var_os("TTOP_NO_DWARF").is_some_and(|v| v == "1"),
             dwarf_named: HashMap::new(),
@@ -487,7 +484,6 @@ impl ContentionCollector {
 
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
         out.user_frames = self.syms.frames;
-        out.user_frames.stack_cut = self.stacks_cut;
 
         let bss = self.bss();
         let d = bss.cdrops;

@@ -45,7 +45,9 @@ fn open_cpu_clock(cpu: u32, hz: u64) -> std::io::Result<std::os::fd::OwnedFd> {
 pub struct ProfileConfig {
     /// Samples per second per CPU.
     pub hz: u64,
-    /// Only these processes (empty: every process but the idle task).
+    /// Only the processes in `pids` (more may be added with `Profiler::watch`); else
+    /// every process but the idle task.
+    pub filter: bool,
     pub pids: Vec<u32>,
 }
 
@@ -59,8 +61,8 @@ pub struct Profiler {
     syms: Symbolizer,
     /// Function names per (process, address, is a return address).
     names: HashMap<(u32, u64, bool), Rc<[String]>>,
-    /// Kernel function names per address.
-    knames: HashMap<u64, Rc<str>>,
+    /// Kernel stacks by stack id, named, outermost first.
+    kstacks: HashMap<i32, Rc<[String]>>,
     /// Process names, read when a process is first sampled.
     comms: HashMap<u32, String>,
     profile: FoldedProfile,
@@ -77,7 +79,7 @@ impl Profiler {
             .open(obj)
             .map_err(|e| explain("eBPF profiler: open", &e))?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.filter_pids = !cfg.pids.is_empty();
+            ro.filter_pids = cfg.filter;
         }
         // Room for 0.4 s of samples (drained every 0.1 s), at least the 4 MB of the C side.
         let cpus = perf_event::online_cpus();
@@ -136,7 +138,7 @@ impl Profiler {
             unwinder: DwarfUnwinder::new(),
             syms: Symbolizer::default(),
             names: HashMap::new(),
-            knames: HashMap::new(),
+            kstacks: HashMap::new(),
             comms: HashMap::new(),
             profile: FoldedProfile::default(),
         })
@@ -204,18 +206,24 @@ impl Profiler {
             }
         }
         if s.kstack >= 0 {
-            let ips = self.kernel_ips(s.kstack);
-            for ip in ips.iter().rev() {
-                let name = self
-                    .knames
-                    .entry(*ip)
-                    .or_insert_with(|| match kallsyms::lookup(*ip) {
-                        Some((n, _)) => format!("{n}_[k]").into(),
-                        None => "[unknown]_[k]".into(),
-                    })
-                    .clone();
-                frames.push(name.to_string());
-            }
+            // Stack ids are never reused (no BPF_F_REUSE_STACKID): named once each.
+            let names = match self.kstacks.get(&s.kstack) {
+                Some(n) => n.clone(),
+                None => {
+                    let n: Rc<[String]> = self
+                        .kernel_ips(s.kstack)
+                        .iter()
+                        .rev()
+                        .map(|&ip| match kallsyms::lookup(ip) {
+                            Some((n, _)) => format!("{n}_[k]"),
+                            None => "[unknown]_[k]".to_string(),
+                        })
+                        .collect();
+                    self.kstacks.insert(s.kstack, n.clone());
+                    n
+                }
+            };
+            frames.extend(names.iter().cloned());
         }
         self.profile.add(
             StackKey {

@@ -16,7 +16,9 @@
 use foldhash::HashMap;
 use std::fs::File;
 
+use super::file_names::{Named, NamedFile, Names, Unnamed};
 use super::kallsyms;
+use super::lock_fns::{in_runtime_library, is_kernel_lock_fn, is_user_lock_fn};
 use super::vma::{self, FileId, Found, Mapping};
 
 /// What is known of a process's mappings is dropped after this long (a library may be
@@ -29,164 +31,6 @@ const MAPS_TTL_NS: u64 = 30_000_000_000;
 const ELF_TTL_NS: u64 = 2 * MAPS_TTL_NS;
 /// New user stacks symbolised per tick at most (each may read one maps text).
 pub const MAX_NEW_PER_TICK: usize = 4;
-
-/// Names of user frames, from blazesym (the libbpf project's symbolizer): the file's
-/// `.symtab` and `.dynsym`, its DWARF (function names, file:line, inlined calls), and a
-/// separate debug file found by build-id or `.gnu_debuglink` under `/usr/lib/debug`
-/// (what `libc6-dbg` and `*-dbgsym` packages install); C++ and Rust names demangled.
-/// Files are asked for by path and parsed lazily (mapped, not read), once per file:
-/// a file is kept by the kernel's (device, inode) and by the path it was first opened
-/// through, so the libc every process maps is parsed once, not once per process.
-struct Names {
-    bz: blazesym::symbolize::Symbolizer,
-}
-
-// SAFETY: blazesym's Symbolizer is !Send because it shares its parsed files through
-// `Rc`s among its own caches. Every such `Rc` is owned by the Symbolizer: names leave
-// it as owned Strings (`Names::name`), and blazesym keeps no thread-local or global
-// state (checked in 0.2.7: no `thread_local!`, no statics). So the whole graph moves
-// between threads together (the collector is loaded on one thread and runs on
-// another), and is only ever used by one thread at a time (`&mut` or owned).
-unsafe impl Send for Names {}
-
-impl Default for Names {
-    fn default() -> Self {
-        Self {
-            bz: blazesym::symbolize::Symbolizer::builder()
-                // A file is known by (device, inode): one replaced on disk is a new one.
-                .enable_auto_reload(false)
-                .enable_code_info(true)
-                .enable_inlined_fns(true)
-                .enable_demangling(true)
-                .build(),
-        }
-    }
-}
-
-/// Where distributions install separate debug files (libc6-dbg, *-dbgsym, debuginfo).
-const DEBUG_DIR: &str = "/usr/lib/debug";
-
-/// A debug file found by build-id alone, and the PT_LOAD segments (file offset, size,
-/// virtual address) of the file it describes.
-type BuildIdDebug = (std::path::PathBuf, Vec<(u64, u64, u64)>);
-
-/// A file ttop names frames of.
-struct NamedFile {
-    /// When it last named a frame.
-    used_ns: u64,
-    /// The path blazesym knows it by.
-    path: std::path::PathBuf,
-    /// A stripped file without a `.gnu_debuglink` whose debug file is found by build-id
-    /// alone (as gdb and perf find it; blazesym looks a build-id up only through a debug
-    /// link): that file, and the file's PT_LOAD segments (file offset, size, virtual
-    /// address) to turn an offset into the address both files share.
-    by_build_id: Option<BuildIdDebug>,
-}
-
-/// The debug file of `path` by build-id, when blazesym would not find it: the file has
-/// no symbol table and no debug link, and `/usr/lib/debug/.build-id/ab/cdef….debug`
-/// exists with the same build-id.
-fn build_id_debug_file(path: &std::path::Path) -> Option<BuildIdDebug> {
-    use object::{Object, ObjectSegment};
-    let parse = |p: &std::path::Path| {
-        let f = File::open(p).ok()?;
-        // SAFETY: a read-only private mapping, only read while it lives; a binary is
-        // replaced by rename, not truncated in place.
-        unsafe { memmap2::Mmap::map(&f) }.ok()
-    };
-    let data = parse(path)?;
-    let file = object::File::parse(&*data).ok()?;
-    if file.section_by_name(".gnu_debuglink").is_some() || file.symbol_table().is_some() {
-        return None;
-    }
-    let id = file.build_id().ok()??;
-    if id.len() < 2 {
-        return None;
-    }
-    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-    let debug = std::path::PathBuf::from(format!(
-        "{DEBUG_DIR}/.build-id/{}/{}.debug",
-        &hex[..2],
-        &hex[2..]
-    ));
-    let dd = parse(&debug)?;
-    let same = object::File::parse(&*dd).ok()?.build_id().ok()?? == id;
-    let segments = file
-        .segments()
-        .map(|s| {
-            let (off, size) = s.file_range();
-            (off, size, s.address())
-        })
-        .collect();
-    same.then_some((debug, segments))
-}
-
-/// Why a frame has no name (counted in `UserFrames`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unnamed {
-    NoMapping,
-    NoSymbol,
-    Unreadable,
-}
-
-/// One named address: the function, innermost inlined call first.
-struct Named {
-    /// (name, offset into it for the function itself, "file:line" if known), innermost
-    /// first: inlined calls (no offset), then the function that holds the address.
-    frames: Vec<(String, Option<u64>, Option<String>)>,
-}
-
-impl Names {
-    fn name(&self, path: &std::path::Path, file_off: u64) -> Result<Named, Unnamed> {
-        self.name_input(path, blazesym::symbolize::Input::FileOffset(file_off))
-    }
-
-    fn name_input(
-        &self,
-        path: &std::path::Path,
-        input: blazesym::symbolize::Input<u64>,
-    ) -> Result<Named, Unnamed> {
-        use blazesym::symbolize::source::{Elf, Source};
-        use blazesym::symbolize::{CodeInfo, Symbolized};
-        let src = Source::Elf(Elf::new(path));
-        let sym = match self.bz.symbolize_single(&src, input) {
-            Ok(Symbolized::Sym(sym)) => sym,
-            Ok(Symbolized::Unknown(_)) => return Err(Unnamed::NoSymbol),
-            Err(_) => return Err(Unnamed::Unreadable),
-        };
-        let at = |c: Option<&CodeInfo>| {
-            let c = c?;
-            let file = std::path::Path::new(&c.file).file_name()?.to_string_lossy();
-            Some(match c.line {
-                Some(l) => format!("{file}:{l}"),
-                None => file.into_owned(),
-            })
-        };
-        let mut frames: Vec<_> = sym
-            .inlined
-            .iter()
-            .rev()
-            .map(|f| (f.name.to_string(), None, at(f.code_info.as_ref())))
-            .collect();
-        frames.push((
-            sym.name.to_string(),
-            Some(sym.offset as u64),
-            at(sym.code_info.as_deref()),
-        ));
-        Ok(Named { frames })
-    }
-
-    /// Like `name`, for a file whose names are only in a debug file found by build-id
-    /// (`vaddr` is the address in the file's own layout, which the debug file shares).
-    fn name_vaddr(&self, debug: &std::path::Path, vaddr: u64) -> Result<Named, Unnamed> {
-        self.name_input(debug, blazesym::symbolize::Input::VirtOffset(vaddr))
-    }
-
-    fn forget(&mut self, path: &std::path::Path) {
-        use blazesym::symbolize::evict::{Elf, Evict};
-        let _ = self.bz.evict(&Evict::Elf(Elf::new(path)));
-    }
-}
 
 /// A process's executable file mappings: those found by a query so far, or all of them
 /// when the text was read (`whole`).
@@ -221,124 +65,6 @@ pub struct Symbolizer {
     kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,
-}
-
-/// An unnamed frame's label ("file+0xOFF") is in the C library, the dynamic loader or
-/// the C++ runtime.
-fn in_runtime_library(label: &str) -> bool {
-    const LIBS: &[&str] = &[
-        "libc.so",
-        "libc-",
-        "libpthread",
-        "ld-linux",
-        "ld-musl",
-        "libstdc++",
-        "libc++",
-    ];
-    LIBS.iter().any(|l| label.starts_with(l))
-}
-
-/// Kernel functions that are the locking machinery (or the tracing of it), not a caller.
-fn is_kernel_lock_fn(name: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "bpf_",
-        "__bpf_",
-        "__traceiter_",
-        "trace_",
-        "perf_",
-        "_raw_",
-        "raw_spin",
-        "queued_",
-        "native_queued",
-        "__pv_queued",
-        "pv_",
-        "do_raw_",
-        "mutex_",
-        "__mutex_",
-        "ww_mutex",
-        "down_",
-        "__down",
-        "up_",
-        "rwsem_",
-        "__rwsem",
-        "rt_mutex",
-        "__rt_mutex",
-        "rt_spin",
-        "rtlock_",
-        "percpu_down",
-        "__percpu_down",
-        "percpu_rwsem",
-        "osq_",
-        "lock_",
-        "__lock_",
-        "spin_",
-        "read_lock",
-        "write_lock",
-        "_read_lock",
-        "_write_lock",
-        "mmap_read_lock",
-        "mmap_write_lock",
-        "lock_mm_and_find_vma",
-        "contention_",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
-/// User functions that are the futex/lock wrappers of libc and friends, not a caller.
-fn is_user_lock_fn(name: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "syscall",
-        "__syscall",
-        "futex",
-        "__futex",
-        "__GI___futex",
-        "__GI___lll",
-        "__lll_",
-        "lll_",
-        "__pthread_",
-        "pthread_",
-        "___pthread_",
-        "__GI___pthread",
-        "sem_",
-        "__new_sem",
-        "__old_sem",
-        "runtime.futex",
-        "runtime.lock",
-        "runtime.unlock",
-        "runtime.notesleep",
-        "runtime.notetsleep",
-        "runtime.semasleep",
-        "std::sys::",
-        "std::sync::",
-        // Rust's v0 names demangle as `<std::sync::…>::lock`; parking is std's wait.
-        "<std::sys::",
-        "<std::sync::",
-        "std::thread::park",
-        "<std::thread::thread::Thread>::park",
-        "<std::thread::Thread>::park",
-        // C++: libstdc++'s and libc++'s mutexes, guards and condition variables
-        // (demangled), and the gthread layer under them.
-        "__gthread_",
-        "std::mutex::",
-        "std::timed_mutex::",
-        "std::recursive_mutex::",
-        "std::shared_mutex::",
-        "std::shared_timed_mutex::",
-        "std::__shared_mutex",
-        "std::lock_guard<",
-        "std::unique_lock<",
-        "std::scoped_lock<",
-        "std::shared_lock<",
-        "std::condition_variable",
-        "std::_V2::condition_variable",
-        "std::__1::",
-        "__libc_",
-        "___lll",
-        "__GI___lll",
-        "do_futex_wait",
-        "__new_sem_wait",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 impl Symbolizer {
@@ -466,10 +192,7 @@ impl Symbolizer {
         self.elfs.retain(|_, f| {
             let keep = now_ns.saturating_sub(f.used_ns) < ELF_TTL_NS;
             if !keep {
-                names.forget(&f.path);
-                if let Some((debug, _)) = &f.by_build_id {
-                    names.forget(debug);
-                }
+                f.forget(names);
             }
             keep
         });
@@ -619,35 +342,13 @@ impl Symbolizer {
             return Err((format!("{ip:#x}"), Unnamed::NoMapping));
         };
         let off = ip - m.start + m.offset;
-        let f = self.elfs.entry(m.file).or_insert_with(|| {
-            // Through the process's root, so binaries inside containers resolve too; a
-            // file deleted or replaced since it was mapped, through map_files (root).
-            let root = std::path::PathBuf::from(format!("/proc/{pid}/root{}", m.path));
-            let mapped = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
-            let path = if m.path.ends_with(" (deleted)") || !root.exists() {
-                mapped.into()
-            } else {
-                root
-            };
-            NamedFile {
-                used_ns: now_ns,
-                by_build_id: build_id_debug_file(&path),
-                path,
-            }
-        });
+        let f = self
+            .elfs
+            .entry(m.file)
+            .or_insert_with(|| NamedFile::open(pid, m, now_ns));
         f.used_ns = now_ns;
         let back = u64::from(is_return && off > 0);
-        let named = match &f.by_build_id {
-            Some((debug, segments)) => segments
-                .iter()
-                .find(|(o, sz, _)| off >= *o && off < o + sz)
-                .ok_or(Unnamed::NoSymbol)
-                .and_then(|(o, _, va)| {
-                    self.names
-                        .name_vaddr(debug, (off - back).saturating_sub(*o) + va)
-                }),
-            None => self.names.name(&f.path, off - back),
-        };
+        let named = f.name(&self.names, off - back);
         named.map(|n| (n, back)).map_err(|why| {
             let file = m.path.rsplit('/').next().unwrap_or(&m.path);
             (format!("{file}+{off:#x}"), why)
@@ -659,54 +360,14 @@ impl Symbolizer {
 mod tests {
     use super::*;
 
-    #[test]
-    fn lock_machinery_is_not_a_caller() {
-        for n in [
-            "_raw_spin_lock",
-            "__mutex_lock.constprop.0",
-            "rwsem_down_write_slowpath",
-            "down_read",
-            "__traceiter_contention_begin",
-        ] {
-            assert!(is_kernel_lock_fn(n), "{n}");
-        }
-        for n in [
-            "do_mmap",
-            "__x64_sys_munmap",
-            "environ_read",
-            "ext4_write_end",
-        ] {
-            assert!(!is_kernel_lock_fn(n), "{n}");
-        }
-        for n in [
-            "syscall",
-            "__lll_lock_wait",
-            "pthread_mutex_lock",
-            "___pthread_cond_wait",
-            "runtime.futex",
-            "std::lock_guard<std::mutex>::lock_guard(std::mutex&) (inlined)",
-            "std::sys::sync::mutex::futex::Mutex::lock_contended",
-            "<std::thread::thread::Thread>::park_timeout",
-            "<std::sync::mpmc::list::Channel<alloc::string::String>>::recv::{closure#1}",
-        ] {
-            assert!(is_user_lock_fn(n), "{n}");
-        }
-        assert!(!is_user_lock_fn("Worker::take_lock()"));
-        assert!(!is_user_lock_fn("std::vector<int>::push_back"));
-        assert!(!is_user_lock_fn("worker"));
-    }
-
     /// Our own binary resolves one of our own functions.
     #[test]
     fn resolves_own_function() {
         let mut s = Symbolizer::default();
-        let ip = lock_machinery_is_not_a_caller as *const () as u64;
+        let ip = resolves_own_function as *const () as u64;
         let (caller, frames) = s.user_stack(std::process::id(), 1, &[ip], 0);
         assert_eq!(frames.len(), 1);
-        assert!(
-            caller.contains("lock_machinery_is_not_a_caller"),
-            "{caller}"
-        );
+        assert!(caller.contains("resolves_own_function"), "{caller}");
     }
 
     /// A libc function (dynamic symbols) and a second stack reuse the cached tables.
