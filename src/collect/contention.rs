@@ -422,6 +422,36 @@ impl ContentionCollector {
         out.futex_threads = t.threads;
         out.futex_procs = t.procs;
 
+        // mmap_lock waits before kernel-lock waits: a sleeping mmap_lock wait ends its
+        // kernel-lock wait (contention_end) before the mmap_lock operation returns, so
+        // every mmap_lock wait this read counts has its kernel-lock wait in the read
+        // after it. Read the other way round, a wait ending between the two reads was in
+        // the mmap_lock view a tick before the kernel-lock view (the two differed by one
+        // at the end of a CI run).
+        w_mmap.for_each(&maps.mmap_waits, Some(ins[2]), |k, v| {
+            let key: types::ttop_mmap_key = from_bytes(k);
+            let s: types::ttop_mmap_stats = from_bytes(v);
+            if !fresh(s.last_ns) {
+                stale.extend_from_slice(k);
+                return;
+            }
+            out.mmap.push(MmapSample {
+                victim: key.victim,
+                holder: key.holder,
+                holder_tid: s.holder_tid,
+                waiter_tid: key.waiter_tid,
+                waiter_tgid: s.waiter_tgid,
+                waits: s.waits,
+                wait_ns: s.wait_ns,
+                max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
+                hold_ns: s.hold_ns,
+                holds: s.holds,
+                comm: c_str(&s.comm.map(|c| c as u8)),
+            });
+        });
+        map_read::delete_all(&maps.mmap_waits, &stale);
+        stale.clear();
+
         w_locks.for_each(&maps.locks, Some(ins[1]), |k, v| {
             let key: types::ttop_lock_key = from_bytes(k);
             let s: types::ttop_lock_stats = from_bytes(v);
@@ -456,30 +486,6 @@ impl ContentionCollector {
             });
         });
         map_read::delete_all(&maps.locks, &stale);
-        stale.clear();
-
-        w_mmap.for_each(&maps.mmap_waits, Some(ins[2]), |k, v| {
-            let key: types::ttop_mmap_key = from_bytes(k);
-            let s: types::ttop_mmap_stats = from_bytes(v);
-            if !fresh(s.last_ns) {
-                stale.extend_from_slice(k);
-                return;
-            }
-            out.mmap.push(MmapSample {
-                victim: key.victim,
-                holder: key.holder,
-                holder_tid: s.holder_tid,
-                waiter_tid: key.waiter_tid,
-                waiter_tgid: s.waiter_tgid,
-                waits: s.waits,
-                wait_ns: s.wait_ns,
-                max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
-                hold_ns: s.hold_ns,
-                holds: s.holds,
-                comm: c_str(&s.comm.map(|c| c as u8)),
-            });
-        });
-        map_read::delete_all(&maps.mmap_waits, &stale);
         stale.clear();
 
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
