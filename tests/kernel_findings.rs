@@ -235,7 +235,7 @@ fn an_idle_machine_fires_nothing() {
     let named: Vec<String> = frames
         .iter()
         .flat_map(|fr| fr["findings"].as_array().unwrap())
-        .map(|f| format!("{}: {}", f["kind"], f["summary"]))
+        .map(|f| format!("{}: {} {}", f["kind"], f["summary"], f["figures"]))
         .collect();
     if busy {
         eprintln!("idle control: something else saturated the CPUs, not idle; fired: {named:?}");

@@ -280,10 +280,19 @@ fn lost_data_edges() {
         fr.drops = gaps + map;
         kinds(&fr)
     };
-    let g = LOST_SCHED_GAPS_PER_S as u64;
+    let g = lost_gaps_threshold(frame().interval_s).ceil() as u64;
     assert_eq!(lost(g, 0), ["lost_data"]);
     assert!(lost(g - 1, 0).is_empty(), "a stray skipped event");
     assert_eq!(lost(0, 1), ["lost_data"], "any full map");
+    // A short interval is judged on a count, not on a burst of a few scaled up.
+    let mut fr = frame();
+    fr.interval_s = 0.1;
+    fr.drops_by_map.sched_gaps = LOST_SCHED_GAPS_MIN as u64 - 1;
+    fr.drops = fr.drops_by_map.sched_gaps;
+    assert!(kinds(&fr).is_empty(), "19 gaps in 0.1 s");
+    fr.drops_by_map.sched_gaps += 1;
+    fr.drops += 1;
+    assert_eq!(kinds(&fr), ["lost_data"], "20 gaps in 0.1 s");
     // A stale latency sample is a skipped event's echo (seen on an idle machine: one
     // gap and one stale sample in an interval), not a full map.
     let mut fr = frame();
