@@ -7,6 +7,12 @@
  * unwinds the copy from .eh_frame (a libc without frame pointers would end an in-kernel
  * frame-pointer walk at its first frame, and in-kernel counting by stack id would merge
  * call sites that die at one libc instruction), then counts stacks.
+ *
+ * Off-CPU mode (watched processes only) uses sched_switch instead: a watched thread
+ * leaving a CPU sends the same record, with when and why it left; coming back sends
+ * a small one, and user space weights the stack by the time in between, as offcputime
+ * does. The user stack is copied at the switch-out, the only moment it is readable
+ * (the thread is current, in its own address space) and unchanged until it returns.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -16,9 +22,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Names struct ttop_prof_sample in the object's BTF, so the skeleton generates it for
+/* Names the ring buffer records in the object's BTF, so the skeleton generates them for
  * user space (a ring buffer record is not a map's value type). */
 struct ttop_prof_sample *prof_sample_type __attribute__((unused));
+struct ttop_prof_oncpu *prof_oncpu_type __attribute__((unused));
 
 /* Only the processes in prof_pids are sampled when set. */
 const volatile bool filter_pids = false;
@@ -73,15 +80,36 @@ static __always_inline bool in_user(struct bpf_perf_event_data *ctx)
 #endif
 }
 
+/* The user registers where the current task entered the kernel, and the top of its
+ * user stack; nothing for a kernel thread. */
+static __always_inline void copy_user_stack(struct ttop_prof_sample *s, struct task_struct *task)
+{
+	struct pt_regs *regs;
+	__u64 sp;
+
+	s->ip = s->sp = s->bp = 0;
+	s->len = 0;
+	if (!task->mm)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	s->ip = PT_REGS_IP_CORE(regs);
+	sp = PT_REGS_SP_CORE(regs);
+	s->sp = sp;
+	s->bp = PT_REGS_FP_CORE(regs);
+	if (!bpf_probe_read_user(s->bytes, TTOP_PROF_STACK_BYTES, (void *)sp))
+		s->len = TTOP_PROF_STACK_BYTES;
+	else if (!bpf_probe_read_user(s->bytes, 4096, (void *)sp))
+		s->len = 4096;
+	else if (!bpf_probe_read_user(s->bytes, 1024, (void *)sp))
+		s->len = 1024;
+}
+
 SEC("perf_event")
 int ttop_profile(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct task_struct *task;
 	struct ttop_prof_sample *s;
-	struct pt_regs *regs;
-	__u64 sp;
 
 	if (tid == 0)
 		return 0; /* the idle task */
@@ -94,6 +122,9 @@ int ttop_profile(struct bpf_perf_event_data *ctx)
 	}
 	s->tgid = tgid;
 	s->tid = tid;
+	s->kind = TTOP_PROF_ON_CPU;
+	s->reason = 0;
+	s->ts = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	s->kstack = -1;
 	if (!in_user(ctx)) {
@@ -101,26 +132,111 @@ int ttop_profile(struct bpf_perf_event_data *ctx)
 		if (s->kstack < 0)
 			lost(1);
 	}
-	s->ip = s->sp = s->bp = 0;
-	s->len = 0;
-	task = bpf_get_current_task_btf();
-	/* A kernel thread has no user stack. */
-	if (task->mm) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(task);
-		s->ip = PT_REGS_IP_CORE(regs);
-		sp = PT_REGS_SP_CORE(regs);
-		s->sp = sp;
-		s->bp = PT_REGS_FP_CORE(regs);
-		if (!bpf_probe_read_user(s->bytes, TTOP_PROF_STACK_BYTES, (void *)sp))
-			s->len = TTOP_PROF_STACK_BYTES;
-		else if (!bpf_probe_read_user(s->bytes, 4096, (void *)sp))
-			s->len = 4096;
-		else if (!bpf_probe_read_user(s->bytes, 1024, (void *)sp))
-			s->len = 1024;
-	}
+	copy_user_stack(s, bpf_get_current_task_btf());
 	/* No wake-up: user space drains the buffer every 100 ms. A wake-up per sample
 	 * is an irq_work and a reschedule on the sampled CPU, whose return to user mode
 	 * the next samples then caught (15% of them in irqentry_exit_to_user_mode). */
 	bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+#define TTOP_TASK_RUNNING 0x0
+#define TTOP_TASK_UNINTERRUPTIBLE 0x2
+#define TTOP_TASK_DEAD 0x80
+
+/* The system call a task is in, from its saved user registers (-1: none). */
+static __always_inline long syscall_nr(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+#if defined(__TARGET_ARCH_x86)
+	return (long)BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return (long)BPF_CORE_READ((struct user_pt_regs *)regs, regs[8]);
+#else
+	return -1;
+#endif
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define TTOP_NR_FUTEX 202
+#define TTOP_NR_FUTEX_WAITV 449
+#define TTOP_NR_NANOSLEEP 35
+#define TTOP_NR_CLOCK_NANOSLEEP 230
+#elif defined(__TARGET_ARCH_arm64)
+#define TTOP_NR_FUTEX 98
+#define TTOP_NR_FUTEX_WAITV 449
+#define TTOP_NR_NANOSLEEP 101
+#define TTOP_NR_CLOCK_NANOSLEEP 115
+#else
+#define TTOP_NR_FUTEX -2
+#define TTOP_NR_FUTEX_WAITV -2
+#define TTOP_NR_NANOSLEEP -2
+#define TTOP_NR_CLOCK_NANOSLEEP -2
+#endif
+
+/* Why `prev` leaves its CPU. */
+static __always_inline __u32 off_reason(bool preempt, struct task_struct *prev,
+					unsigned int state)
+{
+	long nr;
+
+	if (preempt || state == TTOP_TASK_RUNNING)
+		return TTOP_OFF_RUNNABLE;
+	if (BPF_CORE_READ_BITFIELD(prev, in_iowait))
+		return TTOP_OFF_IO;
+	nr = syscall_nr(prev);
+	if (nr == TTOP_NR_FUTEX || nr == TTOP_NR_FUTEX_WAITV)
+		return TTOP_OFF_FUTEX;
+	if (nr == TTOP_NR_NANOSLEEP || nr == TTOP_NR_CLOCK_NANOSLEEP)
+		return TTOP_OFF_SLEEP;
+	if (state & TTOP_TASK_UNINTERRUPTIBLE)
+		return TTOP_OFF_BLOCKED;
+	return TTOP_OFF_WAIT;
+}
+
+/* Off-CPU mode (loaded only then, with filter_pids set: user space refuses the whole
+ * machine, a stack copy per context switch of every process). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_offcpu, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 tgid = prev->tgid, tid = prev->pid;
+	__u64 now = bpf_ktime_get_ns();
+	struct ttop_prof_sample *s;
+
+	if (tid && !(prev_state & TTOP_TASK_DEAD) && bpf_map_lookup_elem(&prof_pids, &tgid)) {
+		s = bpf_ringbuf_reserve(&prof_samples, sizeof(*s), 0);
+		if (s) {
+			s->tgid = tgid;
+			s->tid = tid;
+			s->kind = TTOP_PROF_OFF_CPU;
+			s->reason = off_reason(preempt, prev, prev_state);
+			s->ts = now;
+			bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), prev->comm);
+			/* prev is current: its kernel stack is the one taken here. */
+			s->kstack = bpf_get_stackid(ctx, &prof_kstacks, 0);
+			if (s->kstack < 0)
+				lost(1);
+			copy_user_stack(s, prev);
+			bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+		} else {
+			lost(0);
+		}
+	}
+	tgid = next->tgid;
+	tid = next->pid;
+	if (tid && bpf_map_lookup_elem(&prof_pids, &tgid)) {
+		struct ttop_prof_oncpu *o = bpf_ringbuf_reserve(&prof_samples, sizeof(*o), 0);
+
+		if (o) {
+			o->tid = tid;
+			o->pad = 0;
+			o->ts = now;
+			bpf_ringbuf_submit(o, BPF_RB_NO_WAKEUP);
+		} else {
+			lost(0);
+		}
+	}
 	return 0;
 }

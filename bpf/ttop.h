@@ -131,13 +131,34 @@ struct ttop_ustack_copy {
  * the thread, its kernel stack id and the user registers and top of its user stack,
  * unwound in user space as `perf record --call-graph dwarf` does. */
 #define TTOP_PROF_STACK_BYTES 8192
+/* ttop_prof_sample.kind */
+#define TTOP_PROF_ON_CPU 0    /* a cpu-clock sample */
+#define TTOP_PROF_OFF_CPU 1   /* a watched thread left the CPU (off-CPU mode) */
+/* ttop_prof_sample.reason, for TTOP_PROF_OFF_CPU: why it left */
+#define TTOP_OFF_RUNNABLE 0   /* preempted, or yielded while runnable */
+#define TTOP_OFF_IO 1         /* waiting for I/O (in_iowait) */
+#define TTOP_OFF_FUTEX 2      /* asleep in futex() / futex_waitv() */
+#define TTOP_OFF_SLEEP 3      /* asleep in nanosleep() / clock_nanosleep() */
+#define TTOP_OFF_BLOCKED 4    /* another uninterruptible wait (a kernel lock: mmap_lock...) */
+#define TTOP_OFF_WAIT 5       /* another interruptible sleep (poll, read, epoll...) */
 struct ttop_prof_sample {
 	__u32 tgid, tid;
 	__s32 kstack;      /* prof_kstacks id; < 0: the sample was in user mode, or lost */
 	__u32 len;         /* user stack bytes copied (0: a kernel thread, or the read failed) */
 	__u64 ip, sp, bp;  /* user registers (where the thread entered the kernel, if in it) */
+	__u64 ts;          /* TTOP_PROF_OFF_CPU: when it left the CPU (ns, monotonic) */
+	__u32 kind;        /* TTOP_PROF_* */
+	__u32 reason;      /* TTOP_OFF_* */
 	char comm[16];     /* the thread's name */
 	__u8 bytes[TTOP_PROF_STACK_BYTES];
+};
+
+/* Off-CPU mode: a watched thread came back on a CPU (its wait of the last
+ * TTOP_PROF_OFF_CPU record of the same tid ends). Told from a sample by its size. */
+struct ttop_prof_oncpu {
+	__u32 tid;
+	__u32 pad;
+	__u64 ts;
 };
 
 /* futex_stats.flags: what was seen on the word. */

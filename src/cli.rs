@@ -122,6 +122,13 @@ pub struct ProfileArgs {
           value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub freq: u64,
 
+    /// Weight stacks by time off the CPU instead (from leaving a CPU to running again,
+    /// in microseconds), under a first frame that says why: runnable (preempted), io,
+    /// futex, sleep, blocked (another uninterruptible wait: a kernel lock), wait (poll,
+    /// read, ...). Needs -p or --comm.
+    #[arg(long = "off-cpu")]
+    pub off_cpu: bool,
+
     /// Write the folded stacks (`root;...;leaf COUNT`, flamegraph.pl / inferno input)
     /// to FILE; `-` or nothing: stdout, unless --svg is given.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

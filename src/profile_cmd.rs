@@ -39,6 +39,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
         hz: args.freq,
         filter: filtered,
         pids,
+        off_cpu: args.off_cpu,
     })
     .map_err(anyhow::Error::msg)?;
     let stop = crate::stop::Stop::on_signals()?;
@@ -54,20 +55,30 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
         }
     }
     p.poll(Duration::ZERO);
+    p.finish();
     let (ring_full, no_kstack) = p.lost();
     let prof = p.profile();
-    eprintln!(
-        "ttop: {} samples, {} distinct stacks over {:.1} s at {} Hz{}",
-        prof.total(),
-        prof.len(),
-        start.elapsed().as_secs_f64(),
-        args.freq,
-        if ring_full + no_kstack > 0 {
-            format!(" (lost: {ring_full} ring buffer full, {no_kstack} kernel stacks not stored)")
-        } else {
-            String::new()
-        }
-    );
+    let lost = if ring_full + no_kstack > 0 {
+        format!(" (lost: {ring_full} ring buffer full, {no_kstack} kernel stacks not stored)")
+    } else {
+        String::new()
+    };
+    if args.off_cpu {
+        eprintln!(
+            "ttop: {:.3} s off-CPU in {} distinct stacks over {:.1} s (counts are microseconds){lost}",
+            prof.total() as f64 / 1e6,
+            prof.len(),
+            start.elapsed().as_secs_f64(),
+        );
+    } else {
+        eprintln!(
+            "ttop: {} samples, {} distinct stacks over {:.1} s at {} Hz{lost}",
+            prof.total(),
+            prof.len(),
+            start.elapsed().as_secs_f64(),
+            args.freq,
+        );
+    }
     let lines = prof.folded();
     let to_stdout = match &args.output {
         Some(o) => o.as_os_str() == "-",
@@ -112,7 +123,16 @@ fn write_svg(path: &Path, lines: &[String], args: &ProfileArgs) -> anyhow::Resul
         ),
         (None, true) => "ttop profile (all processes)".to_string(),
     };
-    opts.count_name = "samples".to_string();
+    if args.off_cpu {
+        opts.title = format!("{} --off-cpu", opts.title);
+        opts.count_name = "us".to_string();
+        // flamegraph.pl --color=io, the blue of off-CPU graphs.
+        opts.colors = inferno::flamegraph::color::Palette::Basic(
+            inferno::flamegraph::color::BasicPalette::Io,
+        );
+    } else {
+        opts.count_name = "samples".to_string();
+    }
     let f = std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
     let mut w = std::io::BufWriter::new(f);
     inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), &mut w)

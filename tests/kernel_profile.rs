@@ -323,6 +323,11 @@ fn bad_input_is_refused_clearly() {
     );
     let (st, err) = run(&["-F", "0"]);
     assert!(!st.success() && err.contains("--freq"), "{err}");
+    let (st, err) = run(&["--off-cpu", "--duration", "0.2"]);
+    assert!(
+        !st.success() && err.contains("off-CPU profiling needs -p PID or --comm NAME"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     if !require_root("bad_input_is_refused_clearly") {
         return;
@@ -338,4 +343,131 @@ fn bad_input_is_refused_clearly() {
         svg.to_str().unwrap(),
     ]);
     assert!(!st.success() && err.contains("no samples"), "{err}");
+}
+
+/// Off-CPU time per (thread, first frame) in seconds, from folded lines whose counts
+/// are microseconds: `offcpu-PID;THREAD;[off-cpu: REASON];...`.
+fn off_cpu_by_thread(lines: &[(String, u64)]) -> BTreeMap<(String, String), f64> {
+    let mut m = BTreeMap::new();
+    for (s, n) in lines {
+        let f: Vec<&str> = s.split(';').collect();
+        *m.entry((f[1].to_string(), f[2].to_string())).or_default() += *n as f64 / 1e6;
+    }
+    m
+}
+
+/// Off-CPU mode against threads whose waits the workload knows: `sleeper` sleeps 50 ms
+/// and spins 50 ms (half its time off-CPU, under nanosleep, ±10 points), `waiter` and
+/// `reader` wait all the time (in futex and in read); the control, `spinner`, never
+/// leaves the CPU on its own and shows only the odd preemption. No stack ends in ttop's
+/// own BPF program or the tracepoint that ran it.
+#[test]
+fn off_cpu_time_is_where_the_threads_waited() {
+    if !require_root("off_cpu_time_is_where_the_threads_waited") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("offcpu", &["9"]);
+    let pid = pid_of(&mut w);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let window = 5.0;
+    let (lines, err) = profile(&["--off-cpu", "-p", &pid.to_string(), "--duration", "5"]);
+    let _ = w.kill();
+    let _ = w.wait();
+    eprintln!("{err}");
+    let by = off_cpu_by_thread(&lines);
+    eprintln!("{by:#?}");
+    let get = |t: &str, r: &str| {
+        by.get(&(t.to_string(), format!("[off-cpu: {r}]")))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let share = get("sleeper", "sleep") / window;
+    assert!(
+        (0.40..=0.60).contains(&share),
+        "sleeper asleep {share:.3} of the window"
+    );
+    assert!(get("waiter", "futex") / window >= 0.9, "{by:?}");
+    assert!(get("reader", "wait") / window >= 0.9, "{by:?}");
+    let spinner: f64 = by
+        .iter()
+        .filter(|((t, _), _)| t == "spinner")
+        .map(|(_, s)| s)
+        .sum();
+    assert!(
+        spinner / window < 0.05,
+        "the spinner off-CPU {spinner:.3} s"
+    );
+    assert_eq!(
+        get("spinner", "runnable"),
+        spinner,
+        "only preempted: {by:?}"
+    );
+    let has = |thread: &str, reason: &str, frames: &[&str]| {
+        lines.iter().any(|(s, n)| {
+            let f: Vec<&str> = s.split(';').collect();
+            f[1] == thread
+                && f[2] == format!("[off-cpu: {reason}]")
+                && *n > 100_000
+                && frames.iter().all(|want| f.iter().any(|x| x.contains(want)))
+        })
+    };
+    assert!(
+        has(
+            "sleeper",
+            "sleep",
+            &["sleeper", "nap", "nanosleep", "do_nanosleep_[k]"]
+        ),
+        "{lines:#?}"
+    );
+    assert!(
+        has(
+            "waiter",
+            "futex",
+            &["waiter", "park", "pthread_cond", "futex_wait"]
+        ),
+        "{lines:#?}"
+    );
+    assert!(
+        has("reader", "wait", &["reader", "drain", "read"]),
+        "{lines:#?}"
+    );
+    for (s, _) in &lines {
+        let leaf = s.rsplit(';').next().unwrap();
+        assert!(
+            !leaf.starts_with("bpf_") && !s.contains("bpf_prog_"),
+            "ttop's own frames: {s}"
+        );
+    }
+}
+
+/// Seed 002 in off-CPU mode: the victim of a throttled /proc/PID/environ reader spends
+/// its off-CPU time blocked on its mmap_lock, and the stack says so: mmap or munmap in
+/// user space, an rwsem slow path in the kernel, under the `blocked` reason.
+#[test]
+fn off_cpu_shows_the_mmap_lock_stall_of_seed_002() {
+    if !require_root("off_cpu_shows_the_mmap_lock_stall_of_seed_002") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut v = spawn_workload("mmaplock", &["victim", "2", "6"]);
+    let vpid = pid_of(&mut v);
+    let mut rd = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "5"]);
+    let (lines, err) = profile(&["--off-cpu", "-p", &vpid.to_string(), "--duration", "4"]);
+    let _ = rd.wait();
+    let _ = v.wait();
+    eprintln!("{err}");
+    let blocked: f64 = lines
+        .iter()
+        .filter(|(s, _)| {
+            s.contains(";[off-cpu: blocked];")
+                && (s.contains("mmap") || s.contains("munmap"))
+                && s.contains("rwsem_down_")
+        })
+        .map(|(_, n)| *n as f64 / 1e6)
+        .sum();
+    assert!(
+        blocked >= 0.1,
+        "{blocked:.3} s blocked on mmap_lock: {lines:#?}"
+    );
 }

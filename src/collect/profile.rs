@@ -49,6 +49,21 @@ pub struct ProfileConfig {
     /// every process but the idle task.
     pub filter: bool,
     pub pids: Vec<u32>,
+    /// Weight stacks by time off-CPU (sched_switch out to back on a CPU), by reason,
+    /// instead of sampling on-CPU stacks. Needs `filter`.
+    pub off_cpu: bool,
+}
+
+/// The frame an off-CPU stack starts with: why the thread left the CPU.
+pub fn off_cpu_reason(reason: u32) -> &'static str {
+    match reason {
+        0 => "[off-cpu: runnable]",
+        1 => "[off-cpu: io]",
+        2 => "[off-cpu: futex]",
+        3 => "[off-cpu: sleep]",
+        4 => "[off-cpu: blocked]",
+        _ => "[off-cpu: wait]",
+    }
 }
 
 pub struct Profiler {
@@ -66,6 +81,9 @@ pub struct Profiler {
     /// Process names, read when a process is first sampled.
     comms: HashMap<u32, String>,
     profile: FoldedProfile,
+    /// Off-CPU mode: each watched thread's current wait (its stack, when it began).
+    pending: HashMap<u32, (StackKey, u64)>,
+    off_cpu: bool,
 }
 
 impl Profiler {
@@ -74,6 +92,13 @@ impl Profiler {
         if cfg.hz == 0 {
             return Err("profile frequency must be above 0".into());
         }
+        if cfg.off_cpu && !cfg.filter {
+            return Err(
+                "off-CPU profiling needs -p PID or --comm NAME: for the whole machine \
+                 it would copy a stack at every context switch of every process"
+                    .into(),
+            );
+        }
         let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
         let mut open = ProfileSkelBuilder::default()
             .open(obj)
@@ -81,12 +106,22 @@ impl Profiler {
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.filter_pids = cfg.filter;
         }
+        // Only the mode's program is loaded: a kernel without tp_btf still samples
+        // on-CPU stacks.
+        open.progs.ttop_profile.set_autoload(!cfg.off_cpu);
+        open.progs.ttop_offcpu.set_autoload(cfg.off_cpu);
         // Room for 0.4 s of samples (drained every 0.1 s), at least the 4 MB of the C side.
         let cpus = perf_event::online_cpus();
         let want =
             cpus.len() as u64 * cfg.hz * std::mem::size_of::<types::ttop_prof_sample>() as u64 * 2
                 / 5;
-        let ring = want.clamp(4 << 20, 1 << 30).next_power_of_two();
+        let mut ring = want.clamp(4 << 20, 1 << 30).next_power_of_two();
+        if cfg.off_cpu {
+            // A record per context switch of the watched threads: 32 MB holds 0.1 s
+            // (one drain) of 40,000 switches a second; beyond that waits are lost, and
+            // counted as lost.
+            ring = 32 << 20;
+        }
         open.maps
             .prof_samples
             .set_max_entries(ring as u32)
@@ -101,19 +136,25 @@ impl Profiler {
                 .map_err(|e| format!("eBPF profiler: watch pid {pid}: {e}"))?;
         }
         let mut links = Vec::new();
-        for cpu in cpus {
-            let fd = open_cpu_clock(cpu, cfg.hz).map_err(|e| {
-                format!("perf_event_open (cpu-clock, CPU {cpu}, {} Hz): {e}", cfg.hz)
-            })?;
-            // The link owns the event from here (libbpf closes it on detach); on an
-            // error the fd is still ours and closes when dropped.
-            let link = skel
-                .progs
-                .ttop_profile
-                .attach_perf_event(fd.as_raw_fd())
-                .map_err(|e| explain(&format!("eBPF profiler: attach on CPU {cpu}"), &e))?;
-            std::mem::forget(fd);
-            links.push(link);
+        if cfg.off_cpu {
+            links.push(skel.progs.ttop_offcpu.attach().map_err(|e| {
+                explain("eBPF off-CPU profiler: attach to sched_switch (tp_btf)", &e)
+            })?);
+        } else {
+            for cpu in cpus {
+                let fd = open_cpu_clock(cpu, cfg.hz).map_err(|e| {
+                    format!("perf_event_open (cpu-clock, CPU {cpu}, {} Hz): {e}", cfg.hz)
+                })?;
+                // The link owns the event from here (libbpf closes it on detach); on an
+                // error the fd is still ours and closes when dropped.
+                let link = skel
+                    .progs
+                    .ttop_profile
+                    .attach_perf_event(fd.as_raw_fd())
+                    .map_err(|e| explain(&format!("eBPF profiler: attach on CPU {cpu}"), &e))?;
+                std::mem::forget(fd);
+                links.push(link);
+            }
         }
         if links.is_empty() {
             return Err("no online CPU to sample".into());
@@ -141,6 +182,8 @@ impl Profiler {
             kstacks: HashMap::new(),
             comms: HashMap::new(),
             profile: FoldedProfile::default(),
+            pending: HashMap::new(),
+            off_cpu: cfg.off_cpu,
         })
     }
 
@@ -166,7 +209,29 @@ impl Profiler {
     }
 
     fn count(&mut self, raw: &[u8], now: u64) {
+        if raw.len() == std::mem::size_of::<types::ttop_prof_oncpu>() {
+            // Back on a CPU: its wait ends (a start lost to a full buffer has no entry).
+            let o: types::ttop_prof_oncpu = from_bytes(raw);
+            if let Some((key, since)) = self.pending.remove(&o.tid) {
+                let us = o.ts.saturating_sub(since) / 1000;
+                if us > 0 {
+                    self.profile.add(key, us);
+                }
+            }
+            return;
+        }
         let s: types::ttop_prof_sample = from_bytes(raw);
+        let key = self.stack_key(&s, now);
+        if self.off_cpu {
+            self.pending.insert(s.tid, (key, s.ts));
+        } else {
+            self.profile.add(key, 1);
+        }
+    }
+
+    /// The named stack of a record: process and thread, the off-CPU reason, the user
+    /// frames outermost first, then the kernel frames.
+    fn stack_key(&mut self, s: &types::ttop_prof_sample, now: u64) -> StackKey {
         let pid = s.tgid;
         let thread = comm_str(&s.comm);
         let process = self
@@ -178,8 +243,10 @@ impl Profiler {
                     .unwrap_or_else(|_| thread.clone())
             })
             .clone();
-        // User frames, outermost first.
         let mut frames: Vec<String> = Vec::new();
+        if self.off_cpu {
+            frames.push(off_cpu_reason(s.reason).to_string());
+        }
         if s.len > 0 || s.ip != 0 {
             let copy = StackCopy {
                 ip: s.ip,
@@ -210,8 +277,16 @@ impl Profiler {
             let names = match self.kstacks.get(&s.kstack) {
                 Some(n) => n.clone(),
                 None => {
-                    let n: Rc<[String]> = self
-                        .kernel_ips(s.kstack)
+                    let ips = self.kernel_ips(s.kstack);
+                    // Off-CPU stacks are taken inside sched_switch: the tracepoint's
+                    // and ttop's own program's frames are not the thread's.
+                    let own = ips
+                        .iter()
+                        .take_while(|&&ip| {
+                            kallsyms::lookup(ip).is_some_and(|(n, _)| is_tracing_frame(n))
+                        })
+                        .count();
+                    let n: Rc<[String]> = ips[own..]
                         .iter()
                         .rev()
                         .map(|&ip| match kallsyms::lookup(ip) {
@@ -225,15 +300,12 @@ impl Profiler {
             };
             frames.extend(names.iter().cloned());
         }
-        self.profile.add(
-            StackKey {
-                pid,
-                process,
-                thread,
-                frames,
-            },
-            1,
-        );
+        StackKey {
+            pid,
+            process,
+            thread,
+            frames,
+        }
     }
 
     /// A kernel stack from the stack map, innermost first.
@@ -272,10 +344,30 @@ impl Profiler {
         (read(0), read(1))
     }
 
+    /// Off-CPU mode: count the waits still in progress up to now (a thread asleep at
+    /// the end of the window spent it off the CPU; it is counted as far as it went).
+    pub fn finish(&mut self) {
+        let now = mono_ns();
+        for (_, (key, since)) in std::mem::take(&mut self.pending) {
+            let us = now.saturating_sub(since) / 1000;
+            if us > 0 {
+                self.profile.add(key, us);
+            }
+        }
+    }
+
     /// Everything counted so far.
     pub fn profile(&self) -> &FoldedProfile {
         &self.profile
     }
+}
+
+/// A kernel frame of the tracing machinery that ran ttop's program, not of the thread.
+fn is_tracing_frame(name: &str) -> bool {
+    name.starts_with("bpf_prog_")
+        || name.starts_with("bpf_trace_run")
+        || name.starts_with("__bpf_trace_")
+        || name.starts_with("__traceiter_")
 }
 
 fn comm_str(c: &[i8; 16]) -> String {
