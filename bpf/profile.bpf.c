@@ -27,8 +27,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 struct ttop_prof_sample *prof_sample_type __attribute__((unused));
 struct ttop_prof_oncpu *prof_oncpu_type __attribute__((unused));
 
-/* Only the processes in prof_pids are sampled when set. */
-const volatile bool filter_pids = false;
+/* Only the processes in prof_pids are sampled when set (user space sets it when the
+ * dashboard's filter comes or goes: not a constant). */
+__u32 filter_pids = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

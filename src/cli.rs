@@ -28,6 +28,13 @@ pub struct Cli {
     #[arg(long = "no-bpf")]
     pub no_bpf: bool,
 
+    /// Sample on-CPU stacks of the watched processes (or of the whole machine) at HZ per
+    /// CPU (99 when no HZ is given): `--json` frames and recordings carry each interval's
+    /// `profile`.
+    #[arg(long = "profile", value_name = "HZ", num_args = 0..=1, require_equals = true,
+          default_missing_value = "99", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub profile: Option<u64>,
+
     /// Run the collector at real-time priority (SCHED_FIFO 1) so that a saturated
     /// machine cannot starve it. Needs root.
     #[arg(long = "rt")]
@@ -161,6 +168,11 @@ pub struct CollectArgs {
     #[arg(long = "no-bpf")]
     pub no_bpf: bool,
 
+    /// Sample on-CPU stacks at HZ per CPU (99 when no HZ is given) into each Sample.
+    #[arg(long = "profile", value_name = "HZ", num_args = 0..=1, require_equals = true,
+          default_missing_value = "99", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub profile: Option<u64>,
+
     /// Run at real-time priority (SCHED_FIFO 1). Needs root.
     #[arg(long = "rt")]
     pub rt: bool,
@@ -287,8 +299,10 @@ impl Cli {
         let mut pids = self.pids.clone();
         let mut comm = self.comm.clone();
         let (mut delay, mut rt, mut no_bpf) = (self.delay, self.rt, self.no_bpf);
+        let mut profile = self.profile;
         if let Some(s) = sub {
             delay = s.delay.unwrap_or(delay);
+            profile = s.profile.or(profile);
             rt |= s.rt;
             no_bpf |= s.no_bpf;
             if !s.pids.is_empty() {
@@ -305,6 +319,7 @@ impl Cli {
                 bpf: !no_bpf,
                 pids: (!pids.is_empty()).then_some(pids),
                 comm,
+                profile_hz: profile,
             },
         }
     }

@@ -471,3 +471,96 @@ fn off_cpu_shows_the_mmap_lock_stall_of_seed_002() {
         "{blocked:.3} s blocked on mmap_lock: {lines:#?}"
     );
 }
+
+/// `--profile` in the collecting modes: each `--json` frame carries the interval's
+/// stacks of the watched process (the 3:1 burner: 75/25 ±5 over the frames, 99 samples
+/// per second of its one busy thread ±10%), never an unwatched spinner's; the
+/// recording made alongside replays to the same frames, profile included; without
+/// `--profile` the field is null (not measured), never an empty profile.
+#[test]
+fn json_frames_and_recordings_carry_the_profile() {
+    if !require_root("json_frames_and_recordings_carry_the_profile") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("burn31", &["1", "12"]);
+    let pid = pid_of(&mut w);
+    let mut other = spawn_workload("spin", &["1", "12"]);
+    let rec = tmp("with-profile.ttop");
+    let _ = std::fs::remove_file(&rec);
+    let live = ttop_spawn(&[
+        "--json",
+        "-n",
+        "5",
+        "-d",
+        "1",
+        "--profile",
+        "-p",
+        &pid.to_string(),
+        "--record",
+        rec.to_str().unwrap(),
+    ])
+    .frames(std::time::Duration::from_secs(40));
+    let plain =
+        ttop_spawn(&["--json", "-n", "2", "-d", "0.5"]).frames(std::time::Duration::from_secs(30));
+    let _ = w.kill();
+    let _ = w.wait();
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(live.len(), 5);
+    let (mut a, mut b, mut total, mut secs) = (0u64, 0u64, 0u64, 0.0);
+    for fr in &live {
+        let p = &fr["profile"];
+        assert_eq!(p["hz"], 99, "{p}");
+        assert_eq!(p["lost"], 0, "{p}");
+        let stacks = p["stacks"].as_array().unwrap();
+        let listed: u64 = stacks.iter().map(|s| s["count"].as_u64().unwrap()).sum();
+        assert_eq!(
+            listed + p["cut_samples"].as_u64().unwrap(),
+            p["samples"].as_u64().unwrap()
+        );
+        total += p["samples"].as_u64().unwrap();
+        secs += fr["interval_s"].as_f64().unwrap();
+        for s in stacks {
+            let st = s["stack"].as_str().unwrap();
+            assert!(
+                st.starts_with(&format!("burn31-{pid};")),
+                "only the watched process: {st}"
+            );
+            let n = s["count"].as_u64().unwrap();
+            if st.ends_with(";worker;burn_a") {
+                a += n;
+            } else if st.ends_with(";worker;burn_b") {
+                b += n;
+            }
+        }
+    }
+    let share = a as f64 / (a + b).max(1) as f64;
+    assert!((0.70..=0.80).contains(&share), "burn_a {a}, burn_b {b}");
+    let want = 99.0 * secs;
+    assert!(
+        (total as f64 - want).abs() <= 0.1 * want,
+        "{total} samples over {secs:.2} s"
+    );
+    for fr in &plain {
+        assert!(fr["profile"].is_null(), "not measured: {}", fr["profile"]);
+    }
+    let out = Command::new(ttop_bin())
+        .args(["replay", rec.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replayed: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replayed.len(), live.len());
+    for (l, r) in live.iter().zip(&replayed) {
+        assert_eq!(l["profile"], r["profile"], "frame {}", l["seq"]);
+        assert_eq!(l, r, "frame {}", l["seq"]);
+    }
+}

@@ -71,6 +71,7 @@ fn skipped_threads_read_as_a_full_scan_does() {
         bpf: true,
         pids: Some(vec![pid]),
         comm: None,
+        profile_hz: None,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let mut full = ProcScanner::new(Some(vec![pid]));
@@ -170,6 +171,7 @@ fn processes_started_between_samples_are_scanned() {
         bpf: true,
         pids: None,
         comm: None,
+        profile_hz: None,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let has = |s: &ttop::model::sample::Sample, pid: u32| s.procs.iter().any(|p| p.pid == pid);
@@ -245,6 +247,7 @@ fn sleeping_processes_read_as_a_full_scan_does() {
         bpf: true,
         pids: None,
         comm: None,
+        profile_hz: None,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let mut asleep: Vec<u32> = sleepers.iter().map(|s| s.id()).collect();

@@ -11,6 +11,8 @@ use super::contention::ContentionCollector;
 use super::filter;
 use super::irq::IrqCollector;
 use super::proc_scan::{self, ProcScanner};
+use super::profile::ProfileConfig;
+use super::profile_runner::ProfileRunner;
 use super::sched::SchedCollector;
 use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
 use crate::stop::Stop;
@@ -24,12 +26,15 @@ pub struct Config {
     pub pids: Option<Vec<u32>>,
     /// Only processes with this comm (ttop --comm), resolved every tick.
     pub comm: Option<String>,
+    /// Sample on-CPU stacks at this rate per CPU (ttop --profile).
+    pub profile_hz: Option<u64>,
 }
 
 pub struct Collector {
     sched: Option<SchedCollector>,
     irq: Option<IrqCollector>,
     contention: Option<ContentionCollector>,
+    profiler: Option<ProfileRunner>,
     scanner: ProcScanner,
     /// /proc/stat, loadavg, uptime and /proc/interrupts, kept open.
     system: proc_scan::SystemFiles,
@@ -142,10 +147,28 @@ impl Collector {
             (sched, irq, contention) = (s.ok(), i.ok(), c.ok());
         }
         mode.bpf = sched.is_some();
+        let mut profiler = None;
+        if let (Some(hz), true) = (cfg.profile_hz, mode.bpf) {
+            let filter = filter_spec(cfg);
+            let pids = filter.as_ref().map(filter::resolve).unwrap_or_default();
+            match ProfileRunner::start(ProfileConfig {
+                hz,
+                filter: filter.is_some(),
+                pids,
+                off_cpu: false,
+            }) {
+                Ok(p) => profiler = Some(p),
+                Err(e) => mode.problems.push(format!("profile off: {e}")),
+            }
+        } else if cfg.profile_hz.is_some() {
+            mode.problems
+                .push("profile off: stack sampling needs eBPF".to_string());
+        }
         Self {
             sched,
             irq,
             contention,
+            profiler,
             scanner: ProcScanner::new(None),
             system: proc_scan::SystemFiles::default(),
             interrupts: super::proc_files::SysFile::new(c"/proc/interrupts"),
@@ -187,6 +210,9 @@ impl Collector {
             if let Some(s) = self.sched.as_mut() {
                 s.set_filter(None);
             }
+            if let Some(p) = self.profiler.as_ref() {
+                p.set_pids(None);
+            }
         }
     }
 
@@ -197,6 +223,9 @@ impl Collector {
         if self.active.as_ref() != Some(&spec.matched) {
             if let Some(s) = self.sched.as_mut() {
                 s.set_filter(Some(&spec.matched));
+            }
+            if let Some(p) = self.profiler.as_ref() {
+                p.set_pids(Some(spec.matched.clone()));
             }
             self.active = Some(spec.matched.clone());
         }
@@ -248,6 +277,7 @@ impl Collector {
             interrupts,
             filter,
             contention: self.contention.as_mut().map(|c| c.read(mono)),
+            profile: self.profiler.as_mut().map(|p| p.take()),
             top_scan: self.scanner.pace.as_ref().map(|_| self.scanner.top_scan),
         };
         self.seq += 1;

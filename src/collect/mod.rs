@@ -15,6 +15,7 @@ pub mod proc_files;
 pub mod proc_scan;
 pub mod proc_system;
 pub mod profile;
+pub mod profile_runner;
 pub mod sched;
 pub mod symbols;
 pub mod top_pace;

@@ -103,9 +103,6 @@ impl Profiler {
         let mut open = ProfileSkelBuilder::default()
             .open(obj)
             .map_err(|e| explain("eBPF profiler: open", &e))?;
-        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.filter_pids = cfg.filter;
-        }
         // Only the mode's program is loaded: a kernel without tp_btf still samples
         // on-CPU stacks.
         open.progs.ttop_profile.set_autoload(!cfg.off_cpu);
@@ -126,9 +123,12 @@ impl Profiler {
             .prof_samples
             .set_max_entries(ring as u32)
             .map_err(|e| format!("eBPF profiler: ring buffer of {ring} bytes: {e}"))?;
-        let skel = open
+        let mut skel = open
             .load()
             .map_err(|e| explain("eBPF profiler: load", &e))?;
+        if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
+            bss.filter_pids = cfg.filter as u32;
+        }
         for pid in &cfg.pids {
             skel.maps
                 .prof_pids
@@ -185,6 +185,33 @@ impl Profiler {
             pending: HashMap::new(),
             off_cpu: cfg.off_cpu,
         })
+    }
+
+    /// Sample exactly these processes from now on (None: every process), as a
+    /// dashboard filter that came, changed or went says.
+    pub fn set_pids(&mut self, pids: Option<&[u32]>) {
+        if self.off_cpu && pids.is_none() {
+            return; // off-CPU mode never samples the whole machine
+        }
+        if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+            bss.filter_pids = pids.is_some() as u32;
+        }
+        let pids = pids.unwrap_or_default();
+        let keys: Vec<Vec<u8>> = self.skel.maps.prof_pids.keys().collect();
+        for k in keys {
+            let pid = u32::from_ne_bytes(k[..4].try_into().unwrap_or([0; 4]));
+            if !pids.contains(&pid) {
+                let _ = self.skel.maps.prof_pids.delete(&k);
+            }
+        }
+        for &pid in pids {
+            self.watch(pid);
+        }
+    }
+
+    /// What was counted since the last call (the dashboard's interval).
+    pub fn take_profile(&mut self) -> FoldedProfile {
+        std::mem::take(&mut self.profile)
     }
 
     /// Sample this process too (a --comm filter's newcomer).

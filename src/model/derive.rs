@@ -208,6 +208,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         threads,
         drops,
         drops_by_map,
+        profile: cur.profile.as_ref().map(super::profile::ProfileFrame::of),
         ..Default::default()
     };
     super::contention_frame::derive_into(&mut frame, prev, cur);

@@ -55,6 +55,8 @@ pub struct Frame {
     /// The seeds' patterns seen in the last intervals, active first, most severe first
     /// (see `findings`; empty until a `findings::Window` has judged the frame).
     pub findings: Vec<super::findings::Finding>,
+    /// The interval's on-CPU stacks (`--profile`; null when stacks are not sampled).
+    pub profile: Option<super::profile::ProfileFrame>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -10,6 +10,7 @@
 //! kernel frames, marked `_[k]` as stackcollapse-perf marks them.
 
 use foldhash::HashMap;
+use serde::{Deserialize, Serialize};
 
 /// One distinct stack.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -20,6 +21,97 @@ pub struct StackKey {
     pub thread: String,
     /// Outermost first.
     pub frames: Vec<String>,
+}
+
+/// One distinct stack and how many samples it got in an interval (a Sample's profile:
+/// deduplicated stacks, never raw samples).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileStack {
+    pub pid: u32,
+    pub process: String,
+    pub thread: String,
+    /// Outermost first; kernel frames end in `_[k]`.
+    pub frames: Vec<String>,
+    pub count: u64,
+}
+
+/// The on-CPU samples of one interval (`Sample::profile`). Unlike the Sample's other
+/// counters these are the interval's, not cumulative: a cumulative profile would repeat
+/// every stack in every Sample of a recording.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileSample {
+    /// Samples per second per CPU.
+    pub hz: u64,
+    /// Biggest first, then by stack: deterministic.
+    pub stacks: Vec<ProfileStack>,
+    /// Samples the kernel could not deliver this interval (ring buffer full), and kernel
+    /// stacks it could not store (those samples are counted without their kernel part).
+    pub lost: u64,
+    pub lost_kstacks: u64,
+}
+
+impl ProfileSample {
+    pub fn samples(&self) -> u64 {
+        self.stacks.iter().map(|s| s.count).sum()
+    }
+}
+
+/// How many stacks a `--json` frame lists (the rest are counted in `cut_*`).
+pub const FRAME_STACKS: usize = 50;
+
+/// A frame's profile (`--json`): the interval's folded stacks with their counts, the
+/// biggest `FRAME_STACKS`, and what was cut.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProfileFrame {
+    pub hz: u64,
+    /// Samples in the interval (all stacks, cut ones included).
+    pub samples: u64,
+    pub stacks: Vec<FoldedCount>,
+    /// Stacks not listed, and their samples.
+    pub cut_stacks: u64,
+    pub cut_samples: u64,
+    pub lost: u64,
+    pub lost_kstacks: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FoldedCount {
+    /// `process-PID;thread group;outermost;...;leaf`, as `ttop profile` writes it.
+    pub stack: String,
+    pub count: u64,
+}
+
+impl ProfileFrame {
+    pub fn of(p: &ProfileSample) -> Self {
+        let mut folded = FoldedProfile::default();
+        for s in &p.stacks {
+            folded.add(
+                StackKey {
+                    pid: s.pid,
+                    process: s.process.clone(),
+                    thread: s.thread.clone(),
+                    frames: s.frames.clone(),
+                },
+                s.count,
+            );
+        }
+        let mut lines = folded.folded_counts();
+        lines.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let samples = folded.total();
+        let cut = lines.split_off(lines.len().min(FRAME_STACKS));
+        Self {
+            hz: p.hz,
+            samples,
+            cut_stacks: cut.len() as u64,
+            cut_samples: cut.iter().map(|c| c.1).sum(),
+            stacks: lines
+                .into_iter()
+                .map(|(stack, count)| FoldedCount { stack, count })
+                .collect(),
+            lost: p.lost,
+            lost_kstacks: p.lost_kstacks,
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -55,6 +147,13 @@ impl FoldedProfile {
         self.total += n;
     }
 
+    /// Add everything `other` counted.
+    pub fn merge(&mut self, other: FoldedProfile) {
+        for (k, n) in other.counts {
+            self.add(k, n);
+        }
+    }
+
     /// Samples counted.
     pub fn total(&self) -> u64 {
         self.total
@@ -71,6 +170,17 @@ impl FoldedProfile {
 
     /// The folded lines, sorted (identical stacks of threads of one group are one line).
     pub fn folded(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .folded_counts()
+            .into_iter()
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The folded stacks (without their counts) and their counts, unordered.
+    pub fn folded_counts(&self) -> Vec<(String, u64)> {
         let mut lines: HashMap<String, u64> = HashMap::default();
         for (k, n) in &self.counts {
             let mut line = format!(
@@ -85,9 +195,33 @@ impl FoldedProfile {
             }
             *lines.entry(line).or_default() += n;
         }
-        let mut out: Vec<String> = lines.into_iter().map(|(l, n)| format!("{l} {n}")).collect();
-        out.sort();
-        out
+        lines.into_iter().collect()
+    }
+
+    /// Everything counted, as a Sample's profile, and start again from nothing.
+    pub fn take_sample(&mut self, hz: u64) -> ProfileSample {
+        let mut stacks: Vec<ProfileStack> = std::mem::take(&mut self.counts)
+            .into_iter()
+            .map(|(k, count)| ProfileStack {
+                pid: k.pid,
+                process: k.process,
+                thread: k.thread,
+                frames: k.frames,
+                count,
+            })
+            .collect();
+        self.total = 0;
+        stacks.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| (a.pid, &a.thread, &a.frames).cmp(&(b.pid, &b.thread, &b.frames)))
+        });
+        ProfileSample {
+            hz,
+            stacks,
+            lost: 0,
+            lost_kstacks: 0,
+        }
     }
 }
 
@@ -130,5 +264,29 @@ mod tests {
                 "db-8;worker-*;main;run;spin 4",
             ]
         );
+    }
+
+    #[test]
+    fn a_frame_lists_the_biggest_stacks_and_counts_the_rest() {
+        let mut p = FoldedProfile::default();
+        for i in 0..(FRAME_STACKS as u64 + 10) {
+            p.add(key(7, "db", &["main", &format!("f{i}")]), i + 1);
+        }
+        let s = p.take_sample(99);
+        assert!(
+            p.is_empty() && p.total() == 0,
+            "taken: counting starts again"
+        );
+        assert_eq!(s.samples(), (1..=60).sum::<u64>());
+        assert_eq!(s.stacks[0].count, 60, "biggest first");
+        let f = ProfileFrame::of(&s);
+        assert_eq!(f.stacks.len(), FRAME_STACKS);
+        assert_eq!(f.stacks[0].stack, "db-7;db;main;f59");
+        assert_eq!(f.stacks[0].count, 60);
+        assert_eq!((f.cut_stacks, f.cut_samples), (10, (1..=10).sum()));
+        assert_eq!(f.samples, s.samples());
+        // A Sample's profile survives a recording (JSON) unchanged.
+        let back: ProfileSample = serde_json::from_slice(&serde_json::to_vec(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
     }
 }

@@ -241,6 +241,10 @@ pub struct Sample {
     /// recordings made before ttop paced its scan to top's).
     #[serde(default)]
     pub top_scan: Option<TopScan>,
+    /// On-CPU stack samples of the interval (`--profile`; None when off, and in
+    /// recordings made before ttop sampled stacks).
+    #[serde(default)]
+    pub profile: Option<super::profile::ProfileSample>,
 }
 
 /// What the /proc scan (paced to top's, see collect/top_pace.rs) missed and why. The
