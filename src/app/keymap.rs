@@ -37,6 +37,19 @@ pub enum Action {
     ToggleRecord,
     /// Open the view with the evidence of the selected finding; again: the next one.
     Evidence,
+    /// Move left / right (the profile view's frames).
+    Left,
+    Right,
+    /// Profile view: the function table instead of the graph.
+    ProfileTable,
+    /// Profile view: last 30 s or since the start.
+    ProfileWindow,
+    /// Profile view: search frames by name.
+    ProfileSearch,
+    /// Profile view: write the shown stacks to a folded file.
+    ProfileExport,
+    /// Open the profile view scoped to the selected process.
+    ProfileOf,
 }
 
 /// A key as written in the table.
@@ -61,8 +74,20 @@ pub struct Binding {
 
 use KeyCode as K;
 
+const PROFILE: &[View] = &[View::Profile];
+
 #[rustfmt::skip]
 pub const KEYMAP: &[Binding] = &[
+    // The profile view's own keys first: `/` searches there rather than filtering.
+    Binding { keys: &[Key::Char('/')], action: Action::ProfileSearch, label: "/", help: "search frames by name: matches are bold and underlined, their share of samples shown", footer: Some("search"), views: Some(PROFILE) },
+    Binding { keys: &[Key::Code(K::Enter)], action: Action::Open, label: "Enter", help: "zoom into the selected frame (it takes the full width)", footer: Some("zoom"), views: Some(PROFILE) },
+    Binding { keys: &[Key::Code(K::Esc), Key::Code(K::Backspace)], action: Action::Back, label: "Esc/Bksp", help: "clear the search, else zoom out one frame, else show every process", footer: None, views: Some(PROFILE) },
+    Binding { keys: &[Key::Code(K::Left), Key::Char('h')], action: Action::Left, label: "←/h", help: "the frame to the left (h while replaying: ← steps time there)", footer: None, views: Some(PROFILE) },
+    Binding { keys: &[Key::Code(K::Right), Key::Char('l')], action: Action::Right, label: "→/l", help: "the frame to the right", footer: None, views: Some(PROFILE) },
+    Binding { keys: &[Key::Char('t')], action: Action::ProfileTable, label: "t", help: "table of functions by self and total samples (perf report)", footer: Some("table"), views: Some(PROFILE) },
+    Binding { keys: &[Key::Char('w')], action: Action::ProfileWindow, label: "w", help: "window: the last 30 intervals or since the start", footer: Some("window"), views: Some(PROFILE) },
+    Binding { keys: &[Key::Char('E')], action: Action::ProfileExport, label: "E", help: "export the shown stacks to ttop-profile-<time>.folded here", footer: None, views: Some(PROFILE) },
+    Binding { keys: &[Key::Char('F')], action: Action::ProfileOf, label: "F", help: "flame graph of this process", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('q'), Key::Ctrl('c')], action: Action::Quit, label: "q", help: "quit (also Ctrl-C)", footer: Some("quit"), views: None },
     Binding { keys: &[Key::Char(' ')], action: Action::TogglePause, label: "space", help: "pause the display (collection goes on)", footer: Some("pause"), views: None },
     Binding { keys: &[Key::Code(K::Up), Key::Char('k')], action: Action::Up, label: "↑/k", help: "move the selection up", footer: None, views: None },
@@ -90,6 +115,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('3')], action: Action::GoTo(View::Locks), label: "3", help: "kernel locks and mmap_lock holders", footer: None, views: None },
     Binding { keys: &[Key::Char('4')], action: Action::GoTo(View::Ipi), label: "4", help: "IPIs per CPU, TLB shootdowns, who sends them", footer: None, views: None },
     Binding { keys: &[Key::Char('5')], action: Action::GoTo(View::Latency), label: "5", help: "scheduling latency per CPU and thread", footer: None, views: None },
+    Binding { keys: &[Key::Char('6')], action: Action::GoTo(View::Profile), label: "6", help: "profile: flame graph of stacks", footer: None, views: None },
     Binding { keys: &[Key::Char('e')], action: Action::Evidence, label: "e", help: "evidence: open the view of the marked finding (again: the next one)", footer: None, views: None },
     Binding { keys: &[Key::Char('R')], action: Action::ToggleRecord, label: "R", help: "start / stop recording (to --record FILE, else ttop-<UTC time>.ttop here)", footer: Some("record"), views: None },
     Binding { keys: &[Key::Char('?'), Key::Code(K::F(1))], action: Action::Help, label: "?", help: "this help", footer: Some("help"), views: None },

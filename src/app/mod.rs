@@ -5,6 +5,7 @@
 pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;
+pub mod profile_view;
 pub mod replay;
 pub mod replay_keys;
 pub mod run;

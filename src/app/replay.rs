@@ -86,12 +86,16 @@ impl Session {
     fn key(&mut self, k: &KeyEvent) {
         if self.goto.is_some() {
             self.goto_key(k);
-        } else if self.app.prompt.is_some() {
-            self.app.prompt_key(k);
+        } else if self.app.typing() {
+            self.app.typing_key(k);
         } else if let (false, Some(a)) = (self.app.show_help, replay_action_for(k)) {
             self.act(a);
         } else if let Some(a) = action_for(k, self.app.view) {
             self.app.handle(a);
+        }
+        if self.app.profile.export {
+            let t = self.app.frame.as_ref().map_or(0.0, |f| f.t);
+            self.app.profile.export_now(t);
         }
         // A filter narrows the table; there is no collector to narrow the kernel side.
         self.app.requests.clear();

@@ -94,8 +94,11 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             for ev in events {
                 match ev {
                     Event::Key(k) if k.kind != KeyEventKind::Release => {
-                        if app.prompt.is_some() {
-                            app.prompt_key(&k);
+                        if let Ok(sz) = term.size() {
+                            app.profile.grid = (sz.width, usize::from(sz.height));
+                        }
+                        if app.typing() {
+                            app.typing_key(&k);
                             dirty = true;
                         } else if let Some(a) = action_for(&k, app.view) {
                             app.handle(a);
@@ -103,6 +106,10 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                         }
                         for r in app.requests.drain(..) {
                             let _ = req_tx.send(r);
+                        }
+                        if app.profile.export {
+                            let t = app.frame.as_ref().map_or(0.0, |f| f.t);
+                            app.profile.export_now(t);
                         }
                         if std::mem::take(&mut app.toggle_record) {
                             rec.toggle();

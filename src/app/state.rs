@@ -21,6 +21,7 @@ pub enum View {
     Locks,
     Ipi,
     Latency,
+    Profile,
 }
 
 impl View {
@@ -30,6 +31,7 @@ impl View {
         View::Locks,
         View::Ipi,
         View::Latency,
+        View::Profile,
     ];
 
     pub fn title(self) -> &'static str {
@@ -39,6 +41,7 @@ impl View {
             View::Locks => "Locks",
             View::Ipi => "IPIs/TLB",
             View::Latency => "Latency",
+            View::Profile => "Profile",
         }
     }
 }
@@ -96,6 +99,10 @@ pub struct App {
     pub recording: Option<String>,
     /// The finding the evidence key opens next (an index into the frame's findings).
     pub finding_sel: usize,
+    /// The profile view's stacks and state.
+    pub profile: super::profile_view::ProfileView,
+    /// Stack sampling was asked of the collector (once, when the profile view opens).
+    pub profile_asked: bool,
 }
 
 impl Default for App {
@@ -130,6 +137,8 @@ impl App {
             toggle_record: false,
             recording: None,
             finding_sel: 0,
+            profile: Default::default(),
+            profile_asked: false,
         }
     }
 
@@ -151,6 +160,7 @@ impl App {
         if f.filter.is_some() {
             self.remember_exits(&f);
         }
+        self.profile.push(&f);
         if self.paused && self.frame.is_some() {
             self.latest = Some(f);
         } else {
@@ -298,13 +308,17 @@ impl App {
             self.show_help = false;
             return;
         }
-        if self.contention.handle(self.view, a) || self.irq.handle(self.view, a) {
+        if self.contention.handle(self.view, a)
+            || self.irq.handle(self.view, a)
+            || self.profile.handle(self.view, a)
+        {
             return;
         }
         match a {
             Action::Quit => self.quit = true,
             Action::TogglePause => {
                 self.paused = !self.paused;
+                self.profile.freeze(self.paused);
                 if !self.paused
                     && let Some(f) = self.latest.take()
                 {
@@ -339,10 +353,46 @@ impl App {
             Action::PrevView => self.view = cycle(self.view, View::ALL.len() - 1),
             Action::Back => self.thread_pid = None,
             Action::GoTo(v) => self.view = v,
+            Action::ProfileOf => {
+                let rows = self.rows();
+                if !rows.is_empty() {
+                    self.profile.pid = Some(rows[self.selected_index(&rows)]);
+                    self.profile.zoom.clear();
+                    self.profile.sel.clear();
+                    self.view = View::Profile;
+                }
+            }
+            // Only the profile view's (handled above).
+            Action::Left
+            | Action::Right
+            | Action::ProfileTable
+            | Action::ProfileWindow
+            | Action::ProfileSearch
+            | Action::ProfileExport => {}
             Action::Evidence => self.open_evidence(),
             // The replay loop hands these to the player.
             Action::Replay(_) => {}
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
+        }
+        // The profile view samples stacks: ask the collector once, when it first opens
+        // (a replay has no collector; its recording has stacks or it has not).
+        if self.view == View::Profile && !self.profile_asked && self.replay.is_none() {
+            self.profile_asked = true;
+            self.requests.push(Request::StartProfile);
+        }
+    }
+
+    /// A one-line prompt is open (the filter, or the profile view's search).
+    pub fn typing(&self) -> bool {
+        self.prompt.is_some() || self.profile.typing.is_some()
+    }
+
+    /// A key for whichever prompt is open.
+    pub fn typing_key(&mut self, k: &KeyEvent) {
+        if self.profile.typing.is_some() {
+            self.profile.search_key(k);
+        } else {
+            self.prompt_key(k);
         }
     }
 }

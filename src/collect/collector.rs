@@ -147,28 +147,11 @@ impl Collector {
             (sched, irq, contention) = (s.ok(), i.ok(), c.ok());
         }
         mode.bpf = sched.is_some();
-        let mut profiler = None;
-        if let (Some(hz), true) = (cfg.profile_hz, mode.bpf) {
-            let filter = filter_spec(cfg);
-            let pids = filter.as_ref().map(filter::resolve).unwrap_or_default();
-            match ProfileRunner::start(ProfileConfig {
-                hz,
-                filter: filter.is_some(),
-                pids,
-                off_cpu: false,
-            }) {
-                Ok(p) => profiler = Some(p),
-                Err(e) => mode.problems.push(format!("profile off: {e}")),
-            }
-        } else if cfg.profile_hz.is_some() {
-            mode.problems
-                .push("profile off: stack sampling needs eBPF".to_string());
-        }
-        Self {
+        let mut c = Self {
             sched,
             irq,
             contention,
-            profiler,
+            profiler: None,
             scanner: ProcScanner::new(None),
             system: proc_scan::SystemFiles::default(),
             interrupts: super::proc_files::SysFile::new(c"/proc/interrupts"),
@@ -181,6 +164,35 @@ impl Collector {
             last_churn: Default::default(),
             mode,
             seq: 0,
+        };
+        if let Some(hz) = cfg.profile_hz {
+            c.start_profile(hz);
+        }
+        c
+    }
+
+    /// Start sampling stacks at `hz` per CPU, if not already on; what stops it is a
+    /// `problems` line (the JSON's `profile` stays null).
+    pub fn start_profile(&mut self, hz: u64) {
+        if self.profiler.is_some() {
+            return;
+        }
+        if !self.mode.bpf {
+            self.mode
+                .problems
+                .push("profile off: stack sampling needs eBPF".to_string());
+            return;
+        }
+        let filter = self.filter.as_ref();
+        let pids = filter.map(filter::resolve).unwrap_or_default();
+        match ProfileRunner::start(ProfileConfig {
+            hz,
+            filter: filter.is_some(),
+            pids,
+            off_cpu: false,
+        }) {
+            Ok(p) => self.profiler = Some(p),
+            Err(e) => self.mode.problems.push(format!("profile off: {e}")),
         }
     }
 
@@ -379,6 +391,8 @@ impl Drop for WakeOnExit {
 pub enum Request {
     /// Watch only these processes from the next tick on (None: everything).
     SetFilter(Option<FilterSpec>),
+    /// Start sampling stacks (the profile view opened), at 99 Hz unless already on.
+    StartProfile,
 }
 
 /// Run the collector on its own thread: a first Sample at once, then one per interval,
@@ -439,6 +453,7 @@ pub fn spawn_with_requests(
                     match &requests {
                         Some(rx) => match rx.recv_timeout(left) {
                             Ok(Request::SetFilter(f)) => collector.set_filter(f),
+                            Ok(Request::StartProfile) => collector.start_profile(99),
                             Err(RecvTimeoutError::Timeout) => {}
                             Err(RecvTimeoutError::Disconnected) => break 'ticks,
                         },

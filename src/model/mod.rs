@@ -8,6 +8,7 @@ pub mod findings_rules;
 #[cfg(test)]
 mod findings_tests;
 pub mod fixtures;
+pub mod flame;
 pub mod frame;
 pub mod ghosts;
 pub mod irq;

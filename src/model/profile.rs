@@ -72,6 +72,9 @@ pub struct ProfileFrame {
     pub cut_samples: u64,
     pub lost: u64,
     pub lost_kstacks: u64,
+    /// Every stack of the interval, biggest first (the profile view draws them all).
+    #[serde(skip)]
+    pub all: Vec<FoldedCount>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,8 +101,16 @@ impl ProfileFrame {
         let mut lines = folded.folded_counts();
         lines.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let samples = folded.total();
+        let all: Vec<FoldedCount> = lines
+            .iter()
+            .map(|(stack, count)| FoldedCount {
+                stack: stack.clone(),
+                count: *count,
+            })
+            .collect();
         let cut = lines.split_off(lines.len().min(FRAME_STACKS));
         Self {
+            all,
             hz: p.hz,
             samples,
             cut_stacks: cut.len() as u64,

@@ -12,6 +12,7 @@ pub mod ipi;
 pub mod latency;
 pub mod locks;
 pub mod procs;
+pub mod profile;
 pub mod runnable;
 pub mod sorted_table;
 pub mod theme;
@@ -57,6 +58,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
         View::Locks => locks::render(f, body, app, frame, &th),
         View::Ipi => ipi::render(f, body, app, frame, &th),
         View::Latency => latency::render(f, body, app, frame, &th),
+        View::Profile => profile::render(f, body, app, frame, &th),
     }
     footer::render(f, foot, app, &th);
     if app.show_help {

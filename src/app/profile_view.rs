@@ -1,0 +1,251 @@
+//! State of the profile view (6): the stacks of the last intervals and since the start,
+//! the window shown, the zoomed and the selected frame, the search and the table mode.
+//! Frames arrive through `push`; keys through `handle`. No I/O but `export`, which the
+//! event loops call when `E` asked for it.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+
+use super::keymap::Action;
+use super::state::View;
+use crate::model::Frame;
+use crate::model::flame::{self, Cell, Node};
+
+/// Intervals in the "recent" window.
+pub const RECENT: usize = 30;
+
+#[derive(Debug, Default)]
+pub struct ProfileView {
+    /// Each recent interval's stacks (folded, with counts).
+    recent: VecDeque<Vec<(String, u64)>>,
+    /// Every stack since the view began collecting.
+    since_start: HashMap<String, u64>,
+    /// Seconds covered by `recent` and by `since_start`.
+    recent_s: VecDeque<f64>,
+    total_s: f64,
+    /// Show everything since the start instead of the last RECENT intervals.
+    pub all_time: bool,
+    /// The stacks shown while the display is paused.
+    frozen: Option<Vec<(String, u64)>>,
+    /// Only this process's stacks (`F` on a process).
+    pub pid: Option<u32>,
+    /// The zoomed frame and the selected one, as paths from the root.
+    pub zoom: Vec<String>,
+    pub sel: Vec<String>,
+    /// The search in force, and the one being typed.
+    pub search: Option<String>,
+    pub typing: Option<String>,
+    /// The function table instead of the graph, and its selected row.
+    pub table: bool,
+    pub table_sel: usize,
+    /// `E` was pressed: the event loop writes the shown stacks.
+    pub export: bool,
+    /// The last export's outcome, for the status line.
+    pub message: Option<String>,
+    /// Whether any frame carried a profile (else the view says how to get one).
+    pub seen: bool,
+    /// The grid the graph was last laid out on (columns, rows), for the arrow keys.
+    pub grid: (u16, usize),
+}
+
+impl ProfileView {
+    /// A new interval (every one, paused or not: the window keeps its seconds).
+    pub fn push(&mut self, f: &Frame) {
+        let Some(p) = &f.profile else {
+            return;
+        };
+        self.seen = true;
+        if f.interval_s <= 0.0 {
+            return; // the priming sample: its stacks span no known interval
+        }
+        let stacks: Vec<(String, u64)> = p.all.iter().map(|c| (c.stack.clone(), c.count)).collect();
+        for (s, n) in &stacks {
+            *self.since_start.entry(s.clone()).or_default() += n;
+        }
+        self.total_s += f.interval_s;
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+            self.recent_s.pop_front();
+        }
+        self.recent.push_back(stacks);
+        self.recent_s.push_back(f.interval_s);
+    }
+
+    /// Freeze (pause) or thaw what the view shows.
+    pub fn freeze(&mut self, on: bool) {
+        self.frozen = None;
+        if on {
+            self.frozen = Some(self.live_stacks());
+        }
+    }
+
+    fn live_stacks(&self) -> Vec<(String, u64)> {
+        let mut m: HashMap<&str, u64> = HashMap::new();
+        if self.all_time {
+            for (s, n) in &self.since_start {
+                *m.entry(s).or_default() += n;
+            }
+        } else {
+            for iv in &self.recent {
+                for (s, n) in iv {
+                    *m.entry(s).or_default() += n;
+                }
+            }
+        }
+        let prefix = self.pid.map(|p| format!("-{p};"));
+        let mut v: Vec<(String, u64)> = m
+            .into_iter()
+            .filter(|(s, _)| {
+                prefix.as_ref().is_none_or(|p| {
+                    s.split_once(';')
+                        .is_some_and(|(head, _)| format!("{head};").ends_with(p.as_str()))
+                })
+            })
+            .map(|(s, n)| (s.to_string(), n))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The stacks shown (window, process, pause applied), sorted.
+    pub fn stacks(&self) -> Vec<(String, u64)> {
+        match &self.frozen {
+            Some(v) => v.clone(),
+            None => self.live_stacks(),
+        }
+    }
+
+    /// Seconds the shown window covers.
+    pub fn window_s(&self) -> f64 {
+        if self.all_time {
+            self.total_s
+        } else {
+            self.recent_s.iter().sum()
+        }
+    }
+
+    pub fn tree(&self) -> Node {
+        let st = self.stacks();
+        flame::tree(st.iter().map(|(s, n)| (s.as_str(), *n)))
+    }
+
+    /// The graph's cells on the last grid.
+    fn cells(&self, root: &Node) -> Vec<Cell> {
+        let (w, h) = if self.grid.0 == 0 {
+            (1000, 200)
+        } else {
+            self.grid
+        };
+        flame::layout(root, &self.zoom, w, h)
+    }
+
+    /// Keys of the profile view; true when the key was this view's.
+    pub fn handle(&mut self, view: View, a: Action) -> bool {
+        if view != View::Profile {
+            return false;
+        }
+        match a {
+            Action::ProfileTable => {
+                self.table = !self.table;
+                self.table_sel = 0;
+            }
+            Action::ProfileWindow => self.all_time = !self.all_time,
+            Action::ProfileSearch => self.typing = Some(self.search.clone().unwrap_or_default()),
+            Action::ProfileExport => self.export = true,
+            Action::Open if !self.table => {
+                if !self.sel.is_empty() {
+                    self.zoom = self.sel.clone();
+                }
+            }
+            Action::Back => {
+                if self.search.is_some() {
+                    self.search = None;
+                } else if !self.zoom.is_empty() {
+                    self.zoom.pop();
+                } else {
+                    self.pid = None;
+                }
+                self.sel
+                    .truncate(self.zoom.len().max(self.sel.len().min(self.zoom.len())));
+                if self.sel.len() < self.zoom.len() {
+                    self.sel = self.zoom.clone();
+                }
+            }
+            Action::Up | Action::Down | Action::Left | Action::Right if !self.table => self.step(a),
+            Action::Up => self.table_sel = self.table_sel.saturating_sub(1),
+            Action::Down => self.table_sel += 1,
+            Action::PageUp => self.table_sel = self.table_sel.saturating_sub(super::state::PAGE),
+            Action::PageDown => self.table_sel += super::state::PAGE,
+            Action::Home => self.table_sel = 0,
+            _ => return false,
+        }
+        true
+    }
+
+    /// Move the selection on the graph: up into the widest child (the root is at the
+    /// bottom), down to the parent, left/right to the neighbouring frame of that row.
+    fn step(&mut self, a: Action) {
+        let root = self.tree();
+        let cells = self.cells(&root);
+        let Some(cur) = cells
+            .iter()
+            .find(|c| c.path == self.sel)
+            .or_else(|| cells.first())
+        else {
+            return;
+        };
+        let next = match a {
+            Action::Up => cells
+                .iter()
+                .filter(|c| c.depth == cur.depth + 1 && c.path.starts_with(&cur.path))
+                .max_by_key(|c| (c.total, std::cmp::Reverse(c.x))),
+            Action::Down => cells
+                .iter()
+                .find(|c| c.depth + 1 == cur.depth && cur.path.starts_with(&c.path)),
+            Action::Left => cells
+                .iter()
+                .filter(|c| c.depth == cur.depth && c.x < cur.x)
+                .max_by_key(|c| c.x),
+            _ => cells
+                .iter()
+                .filter(|c| c.depth == cur.depth && c.x > cur.x)
+                .min_by_key(|c| c.x),
+        };
+        self.sel = next.unwrap_or(cur).path.clone();
+    }
+
+    /// Keys while the search prompt is open; Enter applies it, Esc cancels.
+    pub fn search_key(&mut self, k: &crossterm::event::KeyEvent) {
+        if let Some(text) = super::state::edit_prompt(&mut self.typing, k) {
+            let t = text.trim().to_string();
+            self.search = (!t.is_empty()).then_some(t);
+            self.table_sel = 0;
+        }
+    }
+
+    /// The search being typed, else the one in force.
+    pub fn needle(&self) -> Option<&str> {
+        self.typing
+            .as_deref()
+            .or(self.search.as_deref())
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Write the shown stacks, folded, to `ttop-profile-<UTC time>.folded` in the current
+    /// directory; the outcome goes to the status line.
+    pub fn export_now(&mut self, wall_s: f64) {
+        self.export = false;
+        // ttop-YYYYMMDDTHHMMSSZ.ttop -> ttop-profile-YYYYMMDDTHHMMSSZ.folded
+        let stamp = crate::record::rotate::file_name((wall_s * 1e9) as u64);
+        let stamp = stamp.trim_start_matches("ttop-").trim_end_matches(".ttop");
+        let name = PathBuf::from(format!("ttop-profile-{stamp}.folded"));
+        let mut text = String::new();
+        for (s, n) in self.stacks() {
+            text.push_str(&format!("{s} {n}\n"));
+        }
+        self.message = Some(match std::fs::write(&name, text) {
+            Ok(()) => format!("exported to {}", name.display()),
+            Err(e) => format!("export failed: {}: {e}", name.display()),
+        });
+    }
+}

@@ -1,0 +1,258 @@
+//! The profile view (6) as insta snapshots of a fixed-size TestBackend, from fixture
+//! stacks: the flame graph at 80x24 and 160x50, zoomed, searched, and as a table; the
+//! cues that do not need colour; and the keys.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Modifier;
+
+use ttop::app::{Action, App, View};
+use ttop::collect::collector::Request;
+use ttop::model::profile::{ProfileFrame, ProfileSample, ProfileStack};
+use ttop::model::{derive, fixtures};
+
+fn screen(app: &App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| ttop::ui::render(f, app)).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        for x in 0..w {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    (out, buf)
+}
+
+macro_rules! snap {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+            insta::assert_snapshot!($name, $text);
+        })
+    };
+}
+
+fn stack(pid: u32, thread: &str, frames: &[&str], count: u64) -> ProfileStack {
+    ProfileStack {
+        pid,
+        process: if pid == 4242 { "dbengine" } else { "logger" }.into(),
+        thread: thread.into(),
+        frames: frames.iter().map(|s| s.to_string()).collect(),
+        count,
+    }
+}
+
+/// One interval's stacks: a database engine whose workers burn CPU 3:1 in two
+/// functions and take a lock, and a logger writing.
+fn interval() -> ProfileSample {
+    let w = ["clone3", "start_thread", "worker_main"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        w.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    ProfileSample {
+        hz: 99,
+        stacks: vec![
+            stack(4242, "worker-1", &with(&["execute_query", "scan_rows"]), 45),
+            stack(4242, "worker-2", &with(&["execute_query", "sort_rows"]), 15),
+            stack(
+                4242,
+                "worker-3",
+                &with(&[
+                    "commit",
+                    "pthread_mutex_lock",
+                    "__lll_lock_wait",
+                    "entry_SYSCALL_64_[k]",
+                    "do_futex_[k]",
+                ]),
+                12,
+            ),
+            stack(
+                4242,
+                "dbengine",
+                &["_start", "main", "accept_loop", "epoll_wait"],
+                3,
+            ),
+            stack(
+                777,
+                "logger",
+                &[
+                    "_start",
+                    "main",
+                    "flush_log",
+                    "write",
+                    "ksys_write_[k]",
+                    "ext4_file_write_iter_[k]",
+                ],
+                9,
+            ),
+        ],
+        lost: 0,
+        lost_kstacks: 0,
+    }
+}
+
+/// An App that has seen `n` intervals of the incident fixture, each with the stacks.
+fn app_with_stacks(n: u64) -> App {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    let mut prev = fixtures::incident(0, true);
+    for i in 1..=n {
+        let cur = fixtures::incident(i, true);
+        let mut f = derive(&sys, Some(&prev), &cur);
+        f.profile = Some(ProfileFrame::of(&interval()));
+        app.push_frame(f);
+        prev = cur;
+    }
+    app.handle(Action::GoTo(View::Profile));
+    app
+}
+
+fn key(app: &mut App, c: KeyCode) {
+    let k = KeyEvent::new(c, KeyModifiers::NONE);
+    if app.typing() {
+        app.typing_key(&k);
+    } else if let Some(a) = ttop::app::keymap::action_for(&k, app.view) {
+        app.handle(a);
+    }
+}
+
+#[test]
+fn flame_graph_80x24_and_160x50() {
+    let app = app_with_stacks(3);
+    assert!(
+        app.requests
+            .iter()
+            .any(|r| matches!(r, Request::StartProfile)),
+        "opening the view asks the collector to sample stacks"
+    );
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("252 samples"), "3 intervals x 84:\n{text}");
+    snap!("profile_80x24", text);
+    let (text, _) = screen(&app, 160, 50);
+    assert!(text.contains("scan_rows"), "{text}");
+    snap!("profile_160x50", text);
+}
+
+#[test]
+fn zoom_and_search() {
+    let mut app = app_with_stacks(3);
+    app.profile.grid = (80, 24);
+    // Up from the root: the widest child each time (dbengine, worker-*, clone3, ...).
+    for _ in 0..5 {
+        key(&mut app, KeyCode::Up);
+    }
+    assert_eq!(
+        app.profile.sel,
+        [
+            "dbengine-4242",
+            "worker-*",
+            "clone3",
+            "start_thread",
+            "worker_main"
+        ]
+    );
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.profile.zoom, app.profile.sel);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Right);
+    assert_eq!(
+        app.profile.sel.last().unwrap(),
+        "execute_query",
+        "commit < execute_query"
+    );
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("zoom: worker_main (depth 5)"), "{text}");
+    snap!("profile_zoomed_80x24", text);
+    key(&mut app, KeyCode::Char('/'));
+    for c in "rows".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.profile.search.as_deref(), Some("rows"));
+    let (text, buf) = screen(&app, 160, 50);
+    // scan_rows (45) and sort_rows (15) of 84 a interval: 71.4%.
+    assert!(
+        text.contains("search \"rows\": 180 samples, 71.4% of shown"),
+        "{text}"
+    );
+    snap!("profile_zoomed_searched_160x50", text);
+    // Matches are bold and underlined: a cue without colour.
+    let (y, x) = text
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| l.find("scan_rows").map(|x| (y, l[..x].chars().count())))
+        .unwrap();
+    let m = buf[(x as u16, y as u16)].modifier;
+    assert!(m.contains(Modifier::UNDERLINED | Modifier::BOLD), "{m:?}");
+    // Esc clears the search, then zooms out one frame at a time.
+    key(&mut app, KeyCode::Esc);
+    assert!(app.profile.search.is_none());
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.profile.zoom.len(), 4);
+}
+
+#[test]
+fn table_and_no_colour_cues() {
+    let mut app = app_with_stacks(2);
+    app.color = false;
+    key(&mut app, KeyCode::Char('t'));
+    let (text, _) = screen(&app, 80, 24);
+    let first = text
+        .lines()
+        .find(|l| l.contains('%') && l.contains("scan_rows"));
+    assert!(first.is_some(), "{text}");
+    snap!("profile_table_80x24", text);
+    key(&mut app, KeyCode::Char('t'));
+    app.profile.grid = (80, 24);
+    key(&mut app, KeyCode::Up);
+    let (text, buf) = screen(&app, 80, 24);
+    // The selected frame is reversed; the plateau (scan_rows: 54% self) carries ▲.
+    let (y, x) = text
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| l.find("dbengine-4242").map(|x| (y, l[..x].chars().count())))
+        .unwrap();
+    assert!(
+        buf[(x as u16, y as u16)]
+            .modifier
+            .contains(Modifier::REVERSED)
+    );
+    assert!(text.contains("scan_rows▲"), "{text}");
+}
+
+#[test]
+fn f_on_a_process_scopes_the_view_and_a_recording_without_stacks_says_so() {
+    let mut app = app_with_stacks(2);
+    app.handle(Action::GoTo(View::Main));
+    app.selected_pid = Some(777);
+    // F needs the selected row to be a process on screen: the fixture's pids.
+    let rows: Vec<u32> = app
+        .visible_procs(app.frame.as_ref().unwrap())
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    let pid = rows[0];
+    app.selected_pid = Some(pid);
+    app.handle(Action::ProfileOf);
+    assert_eq!(app.view, View::Profile);
+    assert_eq!(app.profile.pid, Some(pid));
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains(&format!("pid {pid}")), "{text}");
+    // A replay of a recording made without --profile.
+    let sys = fixtures::system();
+    let mut plain = App::new();
+    plain.replay = Some(Default::default());
+    plain.push_frame(derive(
+        &sys,
+        Some(&fixtures::incident(0, true)),
+        &fixtures::incident(1, true),
+    ));
+    plain.handle(Action::GoTo(View::Profile));
+    assert!(plain.requests.is_empty(), "no collector to ask in a replay");
+    let (text, _) = screen(&plain, 80, 24);
+    assert!(text.contains("this recording has no stacks"), "{text}");
+}
