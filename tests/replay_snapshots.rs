@@ -2,30 +2,17 @@
 //! played back by the real player, and rendered by the same UI as live, with the time
 //! bar (paused, playing at a seek position, the "go to" prompt, the help screen).
 
+mod common;
+use common::screen::screen_text as screen;
+
 use std::path::PathBuf;
 use std::time::Duration;
-
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use ttop::app::{Action, App};
 use ttop::model::fixtures;
 use ttop::record::player::{Player, Speed};
 use ttop::record::writer::header_for;
 use ttop::record::{Reader, Writer};
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| ttop::ui::render(f, app)).unwrap();
-    let buf = term.backend().buffer();
-    let mut out = String::new();
-    for y in 0..h {
-        let line: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 macro_rules! snap {
     ($name:expr, $text:expr) => {

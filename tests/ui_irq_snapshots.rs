@@ -1,27 +1,11 @@
 //! The IPI/TLB and latency views, as insta
 //! snapshots at 80x24 and 160x50, fed from fixture Samples.
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod common;
+use common::screen::screen_text as screen;
 
 use ttop::app::{Action, App, View};
 use ttop::model::{derive, fixtures, irq, latency};
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| ttop::ui::render(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..h {
-        let mut line = String::new();
-        for x in 0..w {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
 
 fn sample(secs: u64) -> ttop::model::Sample {
     let mut s = fixtures::incident(secs, true);

@@ -2,31 +2,16 @@
 //! stacks: the flame graph at 80x24 and 160x50, zoomed, searched, and as a table; the
 //! cues that do not need colour; and the keys.
 
+mod common;
+use common::screen::screen;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 
 use ttop::app::{Action, App, View};
 use ttop::collect::collector::Request;
 use ttop::model::profile::{ProfileFrame, ProfileSample, ProfileStack};
 use ttop::model::{derive, fixtures};
-
-fn screen(app: &App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| ttop::ui::render(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..h {
-        let mut line = String::new();
-        for x in 0..w {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    (out, buf)
-}
 
 macro_rules! snap {
     ($name:expr, $text:expr) => {
@@ -193,6 +178,11 @@ fn zoom_and_search() {
     assert!(app.profile.search.is_none());
     key(&mut app, KeyCode::Esc);
     assert_eq!(app.profile.zoom.len(), 4);
+    assert_eq!(
+        app.profile.sel.last().unwrap(),
+        "execute_query",
+        "zooming out keeps the selection"
+    );
 }
 
 #[test]
@@ -228,8 +218,7 @@ fn table_and_no_colour_cues() {
 fn f_on_a_process_scopes_the_view_and_a_recording_without_stacks_says_so() {
     let mut app = app_with_stacks(2);
     app.handle(Action::GoTo(View::Main));
-    app.selected_pid = Some(777);
-    // F needs the selected row to be a process on screen: the fixture's pids.
+    // F acts on the selected row of the process table: the fixture's first process.
     let rows: Vec<u32> = app
         .visible_procs(app.frame.as_ref().unwrap())
         .iter()

@@ -1,29 +1,13 @@
 //! Screens as insta snapshots of a fixed-size TestBackend, fed from fixture Samples
 //! (src/model/fixtures.rs). Stored in the top-level snapshots/ folder.
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod common;
+use common::screen::screen;
+
 use ratatui::style::Color;
 
 use ttop::app::{Action, App};
 use ttop::model::{derive, fixtures};
-
-/// Render `app` at w x h and return the screen as text, one line per row.
-pub fn screen(app: &App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| ttop::ui::render(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..h {
-        let mut line = String::new();
-        for x in 0..w {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    (out, buf)
-}
 
 /// An App that has seen `n` intervals of the incident fixture.
 fn incident_app(bpf: bool, n: u64) -> App {

@@ -165,9 +165,8 @@ impl ProfileView {
                 } else {
                     self.pid = None;
                 }
-                self.sel
-                    .truncate(self.zoom.len().max(self.sel.len().min(self.zoom.len())));
-                if self.sel.len() < self.zoom.len() {
+                // The selection stays where it was: it is inside the wider view too.
+                if !self.sel.starts_with(&self.zoom) {
                     self.sel = self.zoom.clone();
                 }
             }

@@ -14,7 +14,7 @@ use ratatui::widgets::{Cell as TCell, Paragraph, Row, Table};
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
-use crate::model::flame::{self, Cell};
+use crate::model::flame::{self, Cell, Node};
 
 /// Self time that makes a frame a plateau: this share of the shown samples.
 pub const PLATEAU: f64 = 0.10;
@@ -29,7 +29,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
     ])
     .areas(area);
     let stacks = pv.stacks();
-    let total: u64 = stacks.iter().map(|s| s.1).sum();
+    let root = flame::tree(stacks.iter().map(|(s, n)| (s.as_str(), *n)));
+    let total = root.total;
     let window = if pv.all_time {
         "since start".to_string()
     } else {
@@ -64,9 +65,9 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
     } else if pv.table {
         render_table(f, body, app, &stacks, total, th);
     } else {
-        render_graph(f, body, app, &stacks, total, th);
+        render_graph(f, body, app, &root, th);
     }
-    render_status(f, status, app, &stacks, total, th);
+    render_status(f, status, app, &root, th);
     let line = match (&pv.typing, &pv.search, &pv.message) {
         (Some(t), _, _) => format!(" search: {t}_   (Enter applies, Esc cancels)"),
         (None, Some(s), _) => {
@@ -95,18 +96,11 @@ fn colour(name: &str) -> Color {
     }
 }
 
-fn render_graph(
-    f: &mut TermFrame,
-    area: Rect,
-    app: &App,
-    stacks: &[(String, u64)],
-    total: u64,
-    th: &Theme,
-) {
+fn render_graph(f: &mut TermFrame, area: Rect, app: &App, root: &Node, th: &Theme) {
     let pv = &app.profile;
-    let root = flame::tree(stacks.iter().map(|(s, n)| (s.as_str(), *n)));
+    let total = root.total;
     let rows = area.height as usize;
-    let cells = flame::layout(&root, &pv.zoom, area.width, rows);
+    let cells = flame::layout(root, &pv.zoom, area.width, rows);
     let needle = pv.needle().map(str::to_lowercase);
     let sel = if pv.sel.is_empty() { &pv.zoom } else { &pv.sel };
     let buf = f.buffer_mut();
@@ -217,19 +211,12 @@ fn render_table(
     );
 }
 
-fn render_status(
-    f: &mut TermFrame,
-    area: Rect,
-    app: &App,
-    stacks: &[(String, u64)],
-    total: u64,
-    th: &Theme,
-) {
+fn render_status(f: &mut TermFrame, area: Rect, app: &App, root: &Node, th: &Theme) {
     let pv = &app.profile;
+    let total = root.total;
     if total == 0 || pv.table {
         return;
     }
-    let root = flame::tree(stacks.iter().map(|(s, n)| (s.as_str(), *n)));
     let path = if pv.sel.is_empty() { &pv.zoom } else { &pv.sel };
     let Some(node) = root.at(path) else {
         return;

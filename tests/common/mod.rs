@@ -7,6 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub mod screen;
+
 static KERNEL: Mutex<()> = Mutex::new(());
 
 /// Serialise tests that load eBPF or measure the machine (one test binary at a time runs
