@@ -335,6 +335,15 @@ fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
         .filter_map(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         .fold(0.0f64, f64::max)
         / 1e6;
+    // ttop's wait also counts a preemption between one wake-up and the next sleep (the
+    // nice-19 sleeper can then wait hundreds of ms behind the spinners): the workload
+    // measures those gaps too, and its longest wait for the CPU is the larger of the two.
+    let gap_ms = out
+        .lines()
+        .find_map(|l| l.strip_prefix("gap ")?.trim().parse::<f64>().ok())
+        .expect("wakelat printed no gap line")
+        / 1e6;
+    let late_ms = late_ms.max(gap_ms);
     let frames = rest(tt, rx);
     let f = fires_within_5s(&frames, "mmap_lock_stall", vpid, start);
     assert_eq!(f["view"], "locks");
@@ -350,7 +359,7 @@ fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
     );
     // Judged against the workload's own lateness: a stall it felt (with margin over the
     // 50 ms threshold) is named; one it did not feel is not.
-    eprintln!("wakelat: its latest wake-up ran {late_ms:.1} ms late");
+    eprintln!("wakelat: its longest wait for the CPU was {late_ms:.1} ms (gap {gap_ms:.1} ms)");
     if late_ms >= 60.0 {
         let f = fires_within_5s(&frames, "sched_stall", spid, start);
         let got = f["figures"]["max_wait_ms"].as_f64().unwrap();

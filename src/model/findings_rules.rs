@@ -66,7 +66,8 @@ pub const MMAP_STALL_MAX_WAIT_MS: f64 = 10.0;
 /// Critical at 100 ms (seed 002's stalls were hundreds of ms).
 pub const MMAP_STALL_CRIT_MS: f64 = 100.0;
 
-/// sched_stall: a thread waited this long from wake-up to running. A few scheduler
+/// sched_stall: a thread waited this long runnable (from its wake-up or preemption) to
+/// running. A few scheduler
 /// slices (a few ms each) is normal under load; 50 ms is a visible hiccup.
 pub const SCHED_STALL_MS: f64 = 50.0;
 /// Critical at 250 ms (a request timeout's worth).
@@ -445,7 +446,7 @@ fn sched_stall(fr: &Frame, out: &mut Vec<Finding>) {
             tids: vec![t.tid],
             cpus: cpu.into_iter().collect(),
             summary: format!(
-                "{}({}) waited {ms:.0} ms from wake-up to a CPU at {when} UTC{}: CPUs busy \
+                "{}({}) waited {ms:.0} ms runnable for a CPU at {when} UTC{}: CPUs busy \
                  with other threads; lower their priority or give this one a CPU",
                 t.comm,
                 t.tid,

@@ -5,7 +5,9 @@
 // NICE is the sleeper's nice value (a high one makes it wait behind the spinners).
 // usage: wakelat CPU SPINNERS SECS SLEEP_US NICE
 // prints: pid=P tid=T, then at the end one line per wakeup "w WALL_NS LATE_NS"
-// (WALL_NS: CLOCK_REALTIME when it ran again) and "wakeups=N".
+// (WALL_NS: CLOCK_REALTIME when it ran again), "gap MAX_NS" (the longest time between
+// one wakeup's measure and the next sleep: a preemption there is a wait for the CPU
+// that no LATE_NS holds) and "wakeups=N".
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -55,6 +57,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < k; i++) pthread_create(&t[i], NULL, spinner, NULL);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_v);
+    long long prev_after = ns(CLOCK_MONOTONIC), max_gap = 0;
     printf("pid=%d tid=%ld\n", getpid(), syscall(SYS_gettid));
     fflush(stdout);
     long cap = (long)(secs * 1e6 / sleep_us) + 16;
@@ -64,16 +67,18 @@ int main(int argc, char **argv) {
     struct timespec req = {.tv_sec = sleep_us / 1000000, .tv_nsec = (sleep_us % 1000000) * 1000};
     while (n < cap) {
         long long before = ns(CLOCK_MONOTONIC);
+        if (before - prev_after > max_gap) max_gap = before - prev_after;
         if (before >= end) break;
         nanosleep(&req, NULL);
         long long after = ns(CLOCK_MONOTONIC);
         wall[n] = ns(CLOCK_REALTIME);
         late[n] = after - before - sleep_us * 1000LL;
         n++;
+        prev_after = after;
     }
     atomic_store(&stop, 1);
     for (int i = 0; i < k; i++) pthread_join(t[i], NULL);
     for (long i = 0; i < n; i++) printf("w %lld %lld\n", wall[i], late[i]);
-    printf("wakeups=%ld\n", n);
+    printf("gap %lld\nwakeups=%ld\n", max_gap, n);
     return 0;
 }
