@@ -32,6 +32,14 @@ fn main() {
     println!("cargo:rerun-if-changed=bpf/sched_dirty.h");
     println!("cargo:rerun-if-changed=bpf/sched_latency.h");
     println!("cargo:rerun-if-changed=bpf/lock_stacks.h");
+    for h in [
+        "contention.h",
+        "contention_futex.h",
+        "contention_mmap.h",
+        "contention_locks.h",
+    ] {
+        println!("cargo:rerun-if-changed=bpf/{h}");
+    }
     let mut entries: Vec<_> = std::fs::read_dir("bpf")
         .expect("bpf/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -203,7 +203,7 @@ impl ContentionCollector {
                 ro.syscall_entry_len = len;
             }
         }
-        // The probes' bookkeeping clock (see clock_ns in bpf/contention.bpf.c), set before
+        // The probes' bookkeeping clock (see clock_ns in bpf/contention_futex.h), set before
         // they run and then at every read.
         if let Some(bss) = open.maps.bss_data.as_deref_mut() {
             bss.clock_ns = crate::util::mono_ns();

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Part of contention.bpf.c (included once, not a shared header): what the futex, kernel-lock
+ * and mmap_lock probes share: constants, the per-thread state in task storage, the
+ * counters user space reads, and small helpers. */
+#ifndef TTOP_CONTENTION_H
+#define TTOP_CONTENTION_H
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_FUTEX 202
+#else
+#define NR_FUTEX 98 /* asm-generic: arm64, riscv */
+#endif
+#define NR_FUTEX_WAITV 449
+#define NR_FUTEX_WAKE 454
+#define NR_FUTEX_WAIT 455
+#define NR_FUTEX_REQUEUE 456
+
+/* include/uapi/linux/futex.h */
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_REQUEUE 3
+#define FUTEX_CMP_REQUEUE 4
+#define FUTEX_WAKE_OP 5
+#define FUTEX_LOCK_PI 6
+#define FUTEX_UNLOCK_PI 7
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_CMP_REQUEUE_PI 12
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_PRIVATE_FLAG 128
+#define FUTEX_CLOCK_REALTIME 256
+#define FUTEX_CMD_MASK (~(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
+
+#define EINTR 4
+#define EAGAIN 11
+#define ETIMEDOUT 110
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+
+#define KIND_OTHER 0
+#define KIND_WAIT 1
+#define KIND_WAKE 2
+
+/* Without lock:contention_begin, an mmap_lock acquisition this slow counts as a wait. */
+#define MMAP_SLOW_NS 10000ULL
+/* A per-thread lock entry older than this is stale (its end event was lost). */
+#define LOCK_STALE_NS 60000000000ULL
+#define SPIN_SLOTS 4
+
+struct ttop_futex_call {
+	__u64 uaddr;
+	__u64 start_ns;
+	__u32 kind;
+	__u32 flags;
+};
+
+struct ttop_lock_wait {
+	__u64 lock;
+	__u64 start_ns;
+	__u32 flags;
+	__s32 kstack;
+	__u32 is_mmap;
+	__u32 pad;
+};
+
+/* What one thread has in flight: its futex call, and its sleeping kernel-lock wait (a
+ * sleeping thread waits for one lock at a time). Task storage (5.12+) is found through
+ * the task itself, without hashing; it is allocated zeroed on the thread's first use
+ * and freed with the thread, so nothing is preallocated or evicted. A sleeping wait
+ * used to be an LRU hash entry inserted at contention_begin and deleted at
+ * contention_end; here it is two plain stores (under an mmap_lock storm, begin
+ * 2.9 -> 2.7 us and end 750 -> 450 ns per wait).
+ *
+ * mmap_lock operations are not kept there: under thread churn each new thread would
+ * allocate its storage on its first mmap_lock call and free it when it dies, which
+ * measured no cheaper than an LRU insert. They live in mmap_slots (contention_mmap.h). */
+struct ttop_thread_state {
+	struct ttop_futex_call futex;
+	struct ttop_lock_wait sleep;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ttop_thread_state);
+} thread_state SEC(".maps");
+
+/* This thread's state; created (zeroed) if `create`. NULL only if the allocation
+ * failed, or under recursion (a task-storage call already running on this CPU). */
+static __always_inline struct ttop_thread_state *my_state(bool create)
+{
+	return bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Written by user space: 1 when lock:contention_begin is attached, so mmap_lock waits
+ * are exactly the rwsem slow-path entries; 0 falls back to a duration threshold. */
+volatile __u32 lock_tp_ok;
+volatile __u64 tick_gen = 1;
+
+/* Read by user space. */
+__u64 cdrops[CDROP__COUNT];
+/* New entries per walked map (TTOP_INS_*): while a count stands still, user space looks
+ * up the keys it already knows instead of walking every bucket. */
+__u64 inserts[TTOP_INS_CONTENTION];
+
+static __always_inline void cdrop(int which)
+{
+	if (which >= 0 && which < CDROP__COUNT)
+		__sync_fetch_and_add(&cdrops[which], 1);
+}
+
+/* A maximum per tick generation: user space bumps tick_gen after each read. Racy by
+ * design (two CPUs may both write): the loser's value is off by one event at most. */
+static __always_inline void max_gen_into(__u64 *slot, __u64 *gen, __u64 v)
+{
+	__u64 g = tick_gen;
+
+	if (*gen != g) {
+		*gen = g;
+		*slot = v;
+	} else if (v > *slot) {
+		*slot = v;
+	}
+}
+
+/* Look up a hash entry, creating it zeroed (or from `init`) if missing. */
+static __always_inline void *get_or_init(void *map, const void *key, const void *init, int drop_idx,
+					 int ins_idx)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	if (!bpf_map_update_elem(map, key, init, BPF_NOEXIST) && ins_idx >= 0 &&
+	    ins_idx < TTOP_INS_CONTENTION)
+		__sync_fetch_and_add(&inserts[ins_idx], 1);
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		cdrop(drop_idx);
+	return v;
+}
+
+#endif

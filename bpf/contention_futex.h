@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Part of contention.bpf.c (included once, not a shared header): futex calls per (thread, futex
+ * word), from the futex syscalls' tracepoints or the raw_syscalls fallback, with the
+ * user stacks of contended waits. */
+#ifndef TTOP_CONTENTION_FUTEX_H
+#define TTOP_CONTENTION_FUTEX_H
+
+/* Per (thread, futex word): the only map the futex exit probe writes. Allocated on use
+ * (most machines have a few hundred entries); user space deletes idle ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_FUTEXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ttop_futex_key);
+	__type(value, struct ttop_futex_stats);
+} futexes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_STACKS);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} ustacks SEC(".maps");
+
+/* Copies of user stacks by (process, futex word), tid 0 (see struct ttop_ustack_copy):
+ * not by stack id, since the frame-pointer walks of two call sites that die at the
+ * same libc instruction are one stack id. Allocated on use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_USTACK_COPIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ttop_futex_key);
+	__type(value, struct ttop_ustack_copy);
+} ustack_copies SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_ustack_copy);
+} ustack_scratch SEC(".maps");
+
+/* ---------------------------------------------------------------- futex */
+
+static __always_inline __u32 futex_kind(__u32 cmd, __u32 *flags)
+{
+	switch (cmd) {
+	case FUTEX_WAIT:
+		return KIND_WAIT;
+	case FUTEX_WAIT_BITSET:
+		*flags |= TTOP_FUTEX_BITSET;
+		return KIND_WAIT;
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_WAIT_REQUEUE_PI:
+		*flags |= TTOP_FUTEX_PI;
+		return KIND_WAIT;
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_OP:
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+		return KIND_WAKE;
+	case FUTEX_WAKE_BITSET:
+		*flags |= TTOP_FUTEX_BITSET;
+		return KIND_WAKE;
+	case FUTEX_UNLOCK_PI:
+	case FUTEX_CMP_REQUEUE_PI:
+		*flags |= TTOP_FUTEX_PI;
+		return KIND_WAKE;
+	}
+	return KIND_OTHER;
+}
+
+static __always_inline bool is_futex_nr(long id)
+{
+	return id == NR_FUTEX || id == NR_FUTEX_WAITV || id == NR_FUTEX_WAIT ||
+	       id == NR_FUTEX_WAKE || id == NR_FUTEX_REQUEUE;
+}
+
+/* Time for bookkeeping only: an entry's last_ns, which user space compares with windows
+ * of a second and more. This is the CLOCK_MONOTONIC time of user space's last read,
+ * which it writes here: no clocksource is read. On the VMs we measured,
+ * bpf_ktime_get_ns() was the dearest helper of the futex probes (read_tsc), and
+ * bpf_ktime_get_coarse_ns() is not allowed in tracing programs. */
+volatile __u64 clock_ns;
+
+/* Whether the syscall-exit tracepoint can read the call's arguments itself
+ * (bpf_task_pt_regs, 5.15+): then only a wait needs its entry remembered. */
+static __always_inline bool args_at_exit(void)
+{
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
+}
+
+/* A futex call from its syscall number and a0, a1 and a3, its first, second and fourth
+ * arguments. kind KIND_OTHER with uaddr 0: not a futex call. */
+static __always_inline void futex_decode(long id, __u64 a0, __u64 a1, __u64 a3,
+					 struct ttop_futex_call *c)
+{
+	if (id == NR_FUTEX) {
+		__u32 op = (__u32)a1;
+
+		c->uaddr = a0;
+		if (!(op & FUTEX_PRIVATE_FLAG))
+			c->flags |= TTOP_FUTEX_SHARED;
+		c->kind = futex_kind(op & FUTEX_CMD_MASK, &c->flags);
+	} else if (id == NR_FUTEX_WAITV || id == NR_FUTEX_REQUEUE) {
+		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[]:
+		 * account the call to the first word of the vector. */
+		struct { __u64 val; __u64 uaddr; __u32 flags; __u32 rsvd; } w = {};
+
+		bpf_probe_read_user(&w, sizeof(w), (void *)a0);
+		c->uaddr = w.uaddr;
+		if (!(w.flags & FUTEX_PRIVATE_FLAG))
+			c->flags |= TTOP_FUTEX_SHARED;
+		if (id == NR_FUTEX_WAITV) {
+			c->flags |= TTOP_FUTEX_WAITV;
+			c->kind = KIND_WAIT;
+		} else {
+			c->flags |= TTOP_FUTEX_FUTEX2;
+			c->kind = KIND_WAKE;
+		}
+	} else if (id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE) {
+		/* futex_wait(uaddr, val, mask, flags, ...), futex_wake(uaddr, mask, nr, flags) */
+		__u32 fl = (__u32)a3;
+
+		c->uaddr = a0;
+		c->flags |= TTOP_FUTEX_FUTEX2;
+		if (!(fl & FUTEX_PRIVATE_FLAG))
+			c->flags |= TTOP_FUTEX_SHARED;
+		c->kind = id == NR_FUTEX_WAIT ? KIND_WAIT : KIND_WAKE;
+	}
+}
+
+/* The entry of a futex call, whichever hook saw it. Only a wait is remembered when
+ * `lean` (the exit hook reads the arguments itself): a wake or any other call needs
+ * nothing from its entry. Under a mutex storm about half the calls are wakes. */
+static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bool lean)
+{
+	struct ttop_futex_call c = {};
+	struct ttop_thread_state *ts;
+
+	if (!is_futex_nr(id))
+		return 0;
+	futex_decode(id, a0, a1, a3, &c);
+	if (lean && c.kind != KIND_WAIT)
+		return 0;
+	/* Only a wait's duration is used; anything else only needs to be marked pending. */
+	c.start_ns = c.kind == KIND_WAIT ? bpf_ktime_get_ns() : 1;
+	ts = my_state(true);
+	/* A stale entry (a lost exit) is simply overwritten. */
+	if (ts)
+		ts->futex = c;
+	return 0;
+}
+
+/* Keep the registers and the top of the user stack of a kept futex stack, the first time
+ * one is kept for the word (the DWARF unwinder in user space reads it). The stack's top
+ * may be nearer than TTOP_USTACK_BYTES (a main thread's stack ends at the top of its
+ * mapping): then a smaller read is tried. */
+static __noinline void copy_ustack(__u32 tgid, __u64 uaddr)
+{
+	struct ttop_futex_key k = { .tid = 0, .tgid = tgid, .uaddr = uaddr };
+	struct ttop_ustack_copy *c;
+	struct pt_regs *regs;
+	__u32 zero = 0;
+	__u64 sp;
+
+	if (!args_at_exit() || bpf_map_lookup_elem(&ustack_copies, &k))
+		return;
+	c = bpf_map_lookup_elem(&ustack_scratch, &zero);
+	if (!c)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	c->ip = PT_REGS_IP_CORE(regs);
+	sp = PT_REGS_SP_CORE(regs);
+	c->sp = sp;
+	c->bp = PT_REGS_FP_CORE(regs);
+	c->tgid = tgid;
+	if (!bpf_probe_read_user(c->bytes, TTOP_USTACK_BYTES, (void *)sp))
+		c->len = TTOP_USTACK_BYTES;
+	else if (!bpf_probe_read_user(c->bytes, 4096, (void *)sp))
+		c->len = 4096;
+	else if (!bpf_probe_read_user(c->bytes, 1024, (void *)sp))
+		c->len = 1024;
+	else
+		c->len = 0;
+	bpf_map_update_elem(&ustack_copies, &k, c, BPF_NOEXIST);
+}
+
+/* Account one finished futex call to its (thread, word) entry. Only this thread writes
+ * that entry, so plain stores suffice; user space derives the per-word, per-thread and
+ * per-process figures from these entries. */
+static __always_inline int futex_account(void *ctx, const struct ttop_futex_call *c, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ttop_futex_key key;
+	struct ttop_futex_stats *s;
+
+	key.tid = (__u32)pid_tgid;
+	key.tgid = pid_tgid >> 32;
+	key.uaddr = c->uaddr;
+	s = bpf_map_lookup_elem(&futexes, &key);
+	if (!s) {
+		struct ttop_futex_stats z = { .ustack = -1 };
+
+		if (!bpf_map_update_elem(&futexes, &key, &z, BPF_NOEXIST))
+			__sync_fetch_and_add(&inserts[TTOP_INS_FUTEXES], 1);
+		s = bpf_map_lookup_elem(&futexes, &key);
+		if (!s) {
+			cdrop(CDROP_FUTEXES);
+			return 0;
+		}
+	}
+	s->calls++;
+	s->flags |= c->flags;
+	if (c->kind == KIND_WAIT) {
+		s->waits++;
+		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept
+		 * until the timeout or a signal. EAGAIN: the word had already changed, it
+		 * never slept. Other errors (EFAULT, EINVAL, EDEADLK, ...) are neither. */
+		if (ret == -EAGAIN) {
+			s->eagain++;
+		} else if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
+			   (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)) {
+			__u64 now = bpf_ktime_get_ns();
+			__u64 dur = now > c->start_ns ? now - c->start_ns : 0;
+
+			s->last_ns = now;
+			s->contended++;
+			s->wait_ns += dur;
+			max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+			/* A user stack walk per contended wait is too much under a storm:
+			 * take the first one, then one in 64. */
+			if (s->ustack < 0 || (s->contended & 63) == 0) {
+				long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+
+				if (sid >= 0) {
+					s->ustack = sid;
+					copy_ustack(key.tgid, key.uaddr);
+				}
+				else if (s->ustack < 0)
+					cdrop(CDROP_STACKS);
+			}
+			return 0;
+		}
+	} else if (c->kind == KIND_WAKE) {
+		s->wakes++;
+		if (ret > 0)
+			s->woken += ret;
+	}
+	s->last_ns = clock_ns;
+	return 0;
+}
+
+/* The exit of a futex call whose entry was remembered in the thread's state. */
+static __always_inline int futex_exit(void *ctx, long ret)
+{
+	struct ttop_thread_state *ts = my_state(false);
+	struct ttop_futex_call c;
+
+	if (!ts)
+		return 0;
+	c = ts->futex;
+	/* start_ns 0: this thread's last call was already accounted. */
+	if (!c.start_ns)
+		return 0;
+	/* Consumed: the slot stays with the thread for its next call. */
+	ts->futex.start_ns = 0;
+	return futex_account(ctx, &c, ret);
+}
+
+/* Preferred hooks: the futex syscalls' own tracepoints (syscalls:sys_enter_futex, ...,
+ * one program attached to each that exists), which run only for futex calls. They need
+ * tracefs; user space loads either these or the raw_syscalls pair below, never both.
+ * Their records are the kernel's struct syscall_trace_enter / syscall_trace_exit. */
+SEC("tracepoint/syscalls/sys_enter_futex")
+int ttop_futex_enter(struct syscall_trace_enter *ctx)
+{
+	long id = ctx->nr;
+	__u64 a3 = id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? ctx->args[3] : 0;
+
+	return futex_enter(id, ctx->args[0], ctx->args[1], a3, args_at_exit());
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex")
+int ttop_futex_exit(struct syscall_trace_exit *ctx)
+{
+	struct ttop_futex_call c = {};
+	struct pt_regs *regs;
+	long id = ctx->nr;
+
+	/* A wait (and a futex_waitv, which is one) takes its start from its entry. */
+	if (!args_at_exit() || id == NR_FUTEX_WAITV)
+		return futex_exit(ctx, ctx->ret);
+	/* The syscall's registers still hold its arguments here (the return value goes
+	 * to ax on x86-64, to x0 on arm64, whose first argument is kept in orig_x0). */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	futex_decode(id, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
+		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? PT_REGS_PARM4_SYSCALL(regs) : 0,
+		     &c);
+	if (c.kind == KIND_WAIT)
+		return futex_exit(ctx, ctx->ret);
+	return futex_account(ctx, &c, ctx->ret);
+}
+
+/* Fallback without tracefs: every syscall on the machine comes through these. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
+{
+	/* Filter first. */
+	if (!is_futex_nr(id))
+		return 0;
+	return futex_enter(id, PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
+			   id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ?
+				   PT_REGS_PARM4_CORE_SYSCALL(regs) : 0,
+			   false);
+}
+
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return -1; /* unknown layout: fall back to the per-thread lookup */
+#endif
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = syscall_nr(regs);
+
+	if (id >= 0 && !is_futex_nr(id))
+		return 0;
+	return futex_exit(ctx, ret);
+}
+
+#endif

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Part of contention.bpf.c (included once, not a shared header): kernel lock waits
+ * (lock:contention_begin/end) per (lock, kernel stack, process). */
+#ifndef TTOP_CONTENTION_LOCKS_H
+#define TTOP_CONTENTION_LOCKS_H
+
+/* Spinning waits cannot sleep or migrate: one small stack of them per CPU (irq
+ * handlers may nest a wait inside a task's). */
+struct ttop_spin_waits {
+	struct ttop_lock_wait slot[SPIN_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_spin_waits);
+} spin_waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_LOCKS);
+	__type(key, struct ttop_lock_key);
+	__type(value, struct ttop_lock_stats);
+} locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_STACKS);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} kstacks SEC(".maps");
+
+#include "lock_stacks.h"
+
+/* ---------------------------------------------------------------- kernel locks */
+
+static __always_inline void lock_account(struct ttop_lock_wait *w, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct ttop_lock_key key = {};
+	struct ttop_lock_stats *s, z = {};
+	__u64 dur = now > w->start_ns ? now - w->start_ns : 0;
+
+	key.lock = w->lock;
+	key.kstack = w->kstack;
+	key.tgid = pid_tgid >> 32;
+	key.flags = w->flags;
+	key.is_mmap = w->is_mmap;
+	s = bpf_map_lookup_elem(&locks, &key);
+	if (!s) {
+		bpf_get_current_comm(&z.comm, sizeof(z.comm));
+		if (!bpf_map_update_elem(&locks, &key, &z, BPF_NOEXIST))
+			__sync_fetch_and_add(&inserts[TTOP_INS_LOCKS], 1);
+		s = bpf_map_lookup_elem(&locks, &key);
+		if (!s) {
+			cdrop(CDROP_LOCKS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&s->contended, 1);
+	__sync_fetch_and_add(&s->wait_ns, dur);
+	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+	s->last_ns = now;
+	s->last_tid = (__u32)pid_tgid;
+}
+
+static __always_inline bool is_spin(__u32 flags)
+{
+	return (flags & TTOP_LCB_F_SPIN) && !(flags & TTOP_LCB_F_MUTEX);
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 addr = (__u64)(unsigned long)lock;
+	struct ttop_thread_state *ts;
+	struct ttop_lock_wait *w;
+
+	if (is_spin(flags)) {
+		__u32 zero = 0;
+		struct ttop_spin_waits *sw = bpf_map_lookup_elem(&spin_waits, &zero);
+		int i, free_slot = -1;
+		long kstack;
+
+		if (!sw)
+			return 0;
+		for (i = 0; i < SPIN_SLOTS; i++) {
+			if (sw->slot[i].lock == addr)
+				return 0; /* a repeated begin: keep the first timestamp */
+			if (!sw->slot[i].lock && free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot < 0) {
+			cdrop(CDROP_LOCK_NEST);
+			return 0;
+		}
+		kstack = lock_stack_id(ctx, 1);
+		if (kstack < 0)
+			cdrop(CDROP_STACKS);
+		/* Constant index for the verifier. */
+		for (i = 0; i < SPIN_SLOTS; i++) {
+			if (i != free_slot)
+				continue;
+			sw->slot[i].lock = addr;
+			sw->slot[i].start_ns = now;
+			sw->slot[i].flags = flags;
+			sw->slot[i].is_mmap = 0;
+			sw->slot[i].kstack = kstack;
+		}
+		return 0;
+	}
+
+	/* A sleeping lock. A mutex reports begin twice (optimistic spin, then sleep):
+	 * keep the first timestamp and the last flags. */
+	ts = my_state(true);
+	if (!ts)
+		return 0;
+	w = &ts->sleep;
+	if (w->lock == addr && now - w->start_ns < LOCK_STALE_NS) {
+		w->flags = flags;
+		return 0;
+	}
+	{
+		struct ttop_lock_wait nw = {};
+		struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+		struct mm_struct *own = BPF_CORE_READ(cur, mm);
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		struct ttop_mmap_slot *sl = mmap_slot(tid);
+		struct ttop_mmap_op *op = NULL;
+		bool in_slot;
+
+		if (sl)
+			op = mmap_op_find(sl, tid, &in_slot);
+
+		nw.lock = addr;
+		nw.start_ns = now;
+		nw.flags = flags;
+		nw.kstack = lock_stack_id(ctx, 2);
+		if (nw.kstack < 0)
+			cdrop(CDROP_STACKS);
+		if (own && addr == mmap_lock_addr(own))
+			nw.is_mmap = 1;
+		/* An mmap_lock attempt of this thread (its own mm or, like a /proc reader,
+		 * another process's) went into the rwsem slow path: that is a wait. */
+		if (op && op->start_ns && op->mm && addr == mmap_lock_addr((struct mm_struct *)op->mm)) {
+			struct ttop_mm_state *st = mm_state_get((struct mm_struct *)op->mm);
+
+			nw.is_mmap = 1;
+			if (!op->contended && st) {
+				op->contended = 1;
+				snapshot_holder(st, op);
+				__sync_fetch_and_add(&st->wait_seq, 1);
+				__sync_fetch_and_add(&st->waiting, 1);
+			}
+		}
+		*w = nw;
+	}
+	return 0;
+}
+
+SEC("raw_tp/contention_end")
+int BPF_PROG(ttop_contention_end, void *lock, int ret)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 addr = (__u64)(unsigned long)lock;
+	__u32 zero = 0;
+	struct ttop_spin_waits *sw = bpf_map_lookup_elem(&spin_waits, &zero);
+	struct ttop_thread_state *ts;
+	int i;
+
+	if (sw) {
+		for (i = 0; i < SPIN_SLOTS; i++) {
+			if (sw->slot[i].lock != addr)
+				continue;
+			lock_account(&sw->slot[i], now);
+			sw->slot[i].lock = 0;
+			return 0;
+		}
+	}
+	ts = my_state(false);
+	if (!ts || ts->sleep.lock != addr)
+		return 0;
+	lock_account(&ts->sleep, now);
+	ts->sleep.lock = 0;
+	return 0;
+}
+
+#endif
