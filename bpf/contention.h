@@ -64,8 +64,23 @@ struct ttop_lock_wait {
 	__u32 pad;
 };
 
-/* What one thread has in flight: its futex call, and its sleeping kernel-lock wait (a
- * sleeping thread waits for one lock at a time). Task storage (5.12+) is found through
+/* A thread's futex calls on one word not yet added to its `futexes` entry (see
+ * futex_account in contention_futex.h): the counts of struct ttop_futex_stats that a
+ * call which did not sleep moves. */
+struct ttop_futex_pend {
+	__u64 uaddr;
+	__u64 gen;          /* tick_gen when the first of them was made */
+	__u64 woken;
+	__u32 calls;        /* 0: nothing pending */
+	__u32 waits;
+	__u32 eagain;
+	__u32 wakes;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* What one thread has in flight: its futex call and the counts of its last calls, and
+ * its sleeping kernel-lock wait (a sleeping thread waits for one lock at a time). Task storage (5.12+) is found through
  * the task itself, without hashing; it is allocated zeroed on the thread's first use
  * and freed with the thread, so nothing is preallocated or evicted. A sleeping wait
  * used to be an LRU hash entry inserted at contention_begin and deleted at
@@ -77,6 +92,7 @@ struct ttop_lock_wait {
  * measured no cheaper than an LRU insert. They live in mmap_slots (contention_mmap.h). */
 struct ttop_thread_state {
 	struct ttop_futex_call futex;
+	struct ttop_futex_pend pend;
 	struct ttop_lock_wait sleep;
 };
 

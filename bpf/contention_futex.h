@@ -187,18 +187,15 @@ static __noinline void copy_ustack(__u32 tgid, __u64 uaddr)
 	bpf_map_update_elem(&ustack_copies, &k, c, BPF_NOEXIST);
 }
 
-/* Account one finished futex call to its (thread, word) entry. Only this thread writes
- * that entry, so plain stores suffice; user space derives the per-word, per-thread and
- * per-process figures from these entries. */
-static __always_inline int futex_account(void *ctx, const struct ttop_futex_call *c, long ret)
+/* The (thread, word) entry of the current thread, created zeroed if missing. */
+static __always_inline struct ttop_futex_stats *futex_entry(__u64 pid_tgid, __u64 uaddr)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct ttop_futex_key key;
 	struct ttop_futex_stats *s;
 
 	key.tid = (__u32)pid_tgid;
 	key.tgid = pid_tgid >> 32;
-	key.uaddr = c->uaddr;
+	key.uaddr = uaddr;
 	s = bpf_map_lookup_elem(&futexes, &key);
 	if (!s) {
 		struct ttop_futex_stats z = { .ustack = -1 };
@@ -206,49 +203,156 @@ static __always_inline int futex_account(void *ctx, const struct ttop_futex_call
 		if (!bpf_map_update_elem(&futexes, &key, &z, BPF_NOEXIST))
 			__sync_fetch_and_add(&inserts[TTOP_INS_FUTEXES], 1);
 		s = bpf_map_lookup_elem(&futexes, &key);
-		if (!s) {
+		if (!s)
 			cdrop(CDROP_FUTEXES);
-			return 0;
-		}
 	}
-	s->calls++;
-	s->flags |= c->flags;
-	if (c->kind == KIND_WAIT) {
-		s->waits++;
-		/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept
-		 * until the timeout or a signal. EAGAIN: the word had already changed, it
-		 * never slept. Other errors (EFAULT, EINVAL, EDEADLK, ...) are neither. */
-		if (ret == -EAGAIN) {
-			s->eagain++;
-		} else if (ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
-			   (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK)) {
-			__u64 now = bpf_ktime_get_ns();
-			__u64 dur = now > c->start_ns ? now - c->start_ns : 0;
+	return s;
+}
 
-			s->last_ns = now;
-			s->contended++;
-			s->wait_ns += dur;
-			max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
-			/* A user stack walk per contended wait is too much under a storm:
-			 * take the first one, then one in 64. */
-			if (s->ustack < 0 || (s->contended & 63) == 0) {
-				long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
-
-				if (sid >= 0) {
-					s->ustack = sid;
-					copy_ustack(key.tgid, key.uaddr);
-				}
-				else if (s->ustack < 0)
-					cdrop(CDROP_STACKS);
-			}
-			return 0;
-		}
-	} else if (c->kind == KIND_WAKE) {
-		s->wakes++;
-		if (ret > 0)
-			s->woken += ret;
-	}
+/* Add a thread's pending counts to its entry for their word, and clear them. */
+static __always_inline void pend_into(struct ttop_futex_pend *p, struct ttop_futex_stats *s)
+{
+	s->calls += p->calls;
+	s->waits += p->waits;
+	s->eagain += p->eagain;
+	s->wakes += p->wakes;
+	s->woken += p->woken;
+	s->flags |= p->flags;
 	s->last_ns = clock_ns;
+	p->calls = 0;
+	p->waits = 0;
+	p->eagain = 0;
+	p->wakes = 0;
+	p->woken = 0;
+	p->flags = 0;
+}
+
+static __noinline void pend_flush(struct ttop_futex_pend *p)
+{
+	struct ttop_futex_stats *s;
+
+	if (!p || !p->calls)
+		return;
+	s = futex_entry(bpf_get_current_pid_tgid(), p->uaddr);
+	if (s)
+		pend_into(p, s);
+	else
+		p->calls = 0; /* counted in cdrops[CDROP_FUTEXES] */
+}
+
+/* Pending counts are added to the entry at the latest after this many calls; the
+ * figures of one read lack at most this many of each thread's latest calls, which the
+ * next read has. */
+#define PEND_MAX 64
+
+/* A call that did not sleep (a wake, an EAGAIN, any other call): counted in the
+ * thread's task storage, while the thread stays on one word, instead of in the hash
+ * map. Under a mutex storm almost every call is one, made by one thread after another
+ * on one word; a hash lookup per call was most of the probes' cost. The counts move to
+ * the entry when the word changes, a wait sleeps, the tick generation changes (user
+ * space read the map), PEND_MAX calls have gathered, or the thread exits
+ * (ttop_futex_thread_exit). */
+static __always_inline void pend_add(struct ttop_thread_state *ts,
+				     const struct ttop_futex_call *c, long ret)
+{
+	struct ttop_futex_pend *p = &ts->pend;
+	__u64 g = tick_gen;
+
+	if (p->calls && (p->uaddr != c->uaddr || p->gen != g))
+		pend_flush(p);
+	if (!p->calls) {
+		p->uaddr = c->uaddr;
+		p->gen = g;
+	}
+	p->calls++;
+	p->flags |= c->flags;
+	if (c->kind == KIND_WAIT) {
+		p->waits++;
+		if (ret == -EAGAIN)
+			p->eagain++;
+	} else if (c->kind == KIND_WAKE) {
+		p->wakes++;
+		if (ret > 0)
+			p->woken += ret;
+	}
+	if (p->calls >= PEND_MAX)
+		pend_flush(p);
+}
+
+/* 0: woken (or the PI lock taken); ETIMEDOUT, EINTR, ERESTART*: it slept until the
+ * timeout or a signal. EAGAIN: the word had already changed, it never slept. Other
+ * errors (EFAULT, EINVAL, EDEADLK, ...) are neither. */
+static __always_inline bool wait_slept(long ret)
+{
+	return ret == 0 || ret == -ETIMEDOUT || ret == -EINTR ||
+	       (ret <= -ERESTARTSYS && ret >= -ERESTART_RESTARTBLOCK);
+}
+
+/* Account one finished futex call. Only this thread writes its (thread, word) entries,
+ * so plain stores suffice; user space derives the per-word, per-thread and per-process
+ * figures from these entries. `ts` is the thread's state (NULL if it has none: then
+ * the call goes to the entry directly). */
+static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts,
+					 const struct ttop_futex_call *c, long ret)
+{
+	__u64 pid_tgid, now, dur;
+	struct ttop_futex_stats *s;
+	struct ttop_futex_pend *p;
+
+	if (!(c->kind == KIND_WAIT && wait_slept(ret))) {
+		if (ts) {
+			pend_add(ts, c, ret);
+			return 0;
+		}
+		s = futex_entry(bpf_get_current_pid_tgid(), c->uaddr);
+		if (!s)
+			return 0;
+		s->calls++;
+		s->flags |= c->flags;
+		if (c->kind == KIND_WAIT) {
+			s->waits++;
+			if (ret == -EAGAIN)
+				s->eagain++;
+		} else if (c->kind == KIND_WAKE) {
+			s->wakes++;
+			if (ret > 0)
+				s->woken += ret;
+		}
+		s->last_ns = clock_ns;
+		return 0;
+	}
+
+	/* A wait that slept: its entry now, with the thread's pending counts. */
+	pid_tgid = bpf_get_current_pid_tgid();
+	p = ts ? &ts->pend : NULL;
+	if (p && p->calls && p->uaddr != c->uaddr)
+		pend_flush(p);
+	s = futex_entry(pid_tgid, c->uaddr);
+	if (!s)
+		return 0;
+	if (p && p->calls)
+		pend_into(p, s);
+	now = bpf_ktime_get_ns();
+	dur = now > c->start_ns ? now - c->start_ns : 0;
+	s->calls++;
+	s->waits++;
+	s->flags |= c->flags;
+	s->last_ns = now;
+	s->contended++;
+	s->wait_ns += dur;
+	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
+	/* A user stack walk per contended wait is too much under a storm: take the first
+	 * one, then one in 64. */
+	if (s->ustack < 0 || (s->contended & 63) == 0) {
+		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+
+		if (sid >= 0) {
+			s->ustack = sid;
+			copy_ustack(pid_tgid >> 32, c->uaddr);
+		} else if (s->ustack < 0) {
+			cdrop(CDROP_STACKS);
+		}
+	}
 	return 0;
 }
 
@@ -266,7 +370,7 @@ static __always_inline int futex_exit(void *ctx, long ret)
 		return 0;
 	/* Consumed: the slot stays with the thread for its next call. */
 	ts->futex.start_ns = 0;
-	return futex_account(ctx, &c, ret);
+	return futex_account(ctx, ts, &c, ret);
 }
 
 /* Preferred hooks: the futex syscalls' own tracepoints (syscalls:sys_enter_futex, ...,
@@ -300,7 +404,7 @@ int ttop_futex_exit(struct syscall_trace_exit *ctx)
 		     &c);
 	if (c.kind == KIND_WAIT)
 		return futex_exit(ctx, ctx->ret);
-	return futex_account(ctx, &c, ctx->ret);
+	return futex_account(ctx, my_state(true), &c, ctx->ret);
 }
 
 /* Fallback without tracefs: every syscall on the machine comes through these. */
@@ -333,6 +437,18 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 	if (id >= 0 && !is_futex_nr(id))
 		return 0;
 	return futex_exit(ctx, ret);
+}
+
+/* A thread's last pending counts, when it exits (do_exit runs in the exiting thread,
+ * whose task storage is freed only later). */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(ttop_futex_thread_exit, struct task_struct *task)
+{
+	struct ttop_thread_state *ts = my_state(false);
+
+	if (ts)
+		pend_flush(&ts->pend);
+	return 0;
 }
 
 #endif

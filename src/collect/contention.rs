@@ -244,6 +244,15 @@ impl ContentionCollector {
             true
         };
         let p = &skel.progs;
+        // A thread's futex calls not yet in the map (see pend_add in
+        // bpf/contention_futex.h) are added when it exits: without this hook they would
+        // be lost, so it belongs to the futex group.
+        let thread_exit = || {
+            (
+                "sched:sched_process_exit".to_string(),
+                p.ttop_futex_thread_exit.attach(),
+            )
+        };
         let futex_ok = match &futex_tps {
             Ok(names) => {
                 let pair = |n: &str| {
@@ -260,7 +269,9 @@ impl ContentionCollector {
                         ),
                     ]
                 };
-                let ok = group("futex view", pair("futex"));
+                let mut tries = pair("futex");
+                tries.push(thread_exit());
+                let ok = group("futex view", tries);
                 if ok {
                     for n in names.iter().filter(|n| **n != "futex") {
                         group(&format!("{n} calls (futex2)"), pair(n));
@@ -273,6 +284,7 @@ impl ContentionCollector {
                 vec![
                     ("raw_syscalls:sys_enter".into(), p.ttop_sys_enter.attach()),
                     ("raw_syscalls:sys_exit".into(), p.ttop_sys_exit.attach()),
+                    thread_exit(),
                 ],
             ),
         };

@@ -96,6 +96,11 @@ const SCREEN_MARK: &[u8] = b" Processes ";
 
 impl Tui {
     pub fn spawn(args: &[&str], cols: u16, rows: u16) -> Tui {
+        Self::spawn_bin(&ttop_bin(), args, cols, rows)
+    }
+
+    /// The same with another build of ttop (the "before" of a before/after run).
+    pub fn spawn_bin(bin: &std::path::Path, args: &[&str], cols: u16, rows: u16) -> Tui {
         let ws = libc::winsize {
             ws_row: rows,
             ws_col: cols,
@@ -109,7 +114,7 @@ impl Tui {
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: both fds were just returned by openpty and are owned here.
         let (master, slave) = unsafe { (File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
-        let mut cmd = Command::new(ttop_bin());
+        let mut cmd = Command::new(bin);
         cmd.args(args)
             .env("TERM", "xterm-256color")
             .stdin(Stdio::from(slave.try_clone().unwrap()))

@@ -477,6 +477,12 @@ impl Monitor {
                 t.wait_first_screen(secs(20.0));
                 Monitor::Ttop(t)
             }
+            "before" => {
+                let bin = before_bin().expect("the before condition needs TTOP_BENCH_BEFORE");
+                let t = Tui::spawn_bin(&bin, TUI_ARGS, COLS, ROWS);
+                t.wait_first_screen(secs(20.0));
+                Monitor::Ttop(t)
+            }
             "top" => Monitor::Top(spawn_quiet(&top_bin(), &["-b", "-d", "1"])),
             _ => Monitor::None,
         };
@@ -497,6 +503,13 @@ impl Monitor {
     }
 }
 
+/// Another build of ttop to measure beside this one in item 3 (`TTOP_BENCH_BEFORE=PATH`):
+/// a change's before and after in one run, as absolute rates on a shared VM drift
+/// between runs by more than the change.
+fn before_bin() -> Option<std::path::PathBuf> {
+    std::env::var_os("TTOP_BENCH_BEFORE").map(Into::into)
+}
+
 /// Item 3's rows for one measure: ttop's and top's median against the no-monitor
 /// median, each with its runs' spread. `name` gives (key, what) for a condition and its
 /// label; only ttop's row carries the target.
@@ -514,12 +527,17 @@ fn vs_no_monitor(
     let none = median(&res["none"]);
     let base = format!("no monitor: {} (runs {})", show(none), spread(&res["none"]));
     let mut rows = Vec::new();
-    for (c, label) in [("ttop", "the dashboard (-d 1)"), ("top", "`top -b -d 1`")] {
-        let v = median(&res[c]);
+    for (c, label) in [
+        ("ttop", "the dashboard (-d 1)"),
+        ("before", "the TTOP_BENCH_BEFORE build's dashboard"),
+        ("top", "`top -b -d 1`"),
+    ] {
+        let Some(runs) = res.get(c) else { continue };
+        let v = median(runs);
         let ratio = v / none;
         let (key, what) = name(c, label);
         let row = Row::new(3, &key, what)
-            .ttop(format!("{} (runs {})", show(v), spread(&res[c])))
+            .ttop(format!("{} (runs {})", show(v), spread(runs)))
             .baseline(base.clone())
             .ratio(ratio);
         rows.push(if c == "ttop" {
@@ -534,7 +552,10 @@ fn vs_no_monitor(
 /// Item 3: workload throughput without a monitor, with ttop, with top; alternating.
 pub fn slowdown(o: &Opts) -> Vec<Row> {
     say("3: workload slowdown, alternating no monitor / ttop / top");
-    let conds = ["none", "ttop", "top"];
+    let mut conds = vec!["none", "ttop", "top"];
+    if before_bin().is_some() {
+        conds.push("before");
+    }
     let mut rows = Vec::new();
     for s in storms(o.slow_secs) {
         let mut res: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
