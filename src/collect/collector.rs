@@ -463,6 +463,8 @@ pub fn spawn_with_requests(
                     }
                 }
             }
+            // Dropping the collector would wait ~0.6 s for the kernel: let a child do it.
+            super::detach::detach_in_background();
         })
         .expect("spawn the collector thread")
 }

@@ -3,6 +3,7 @@
 pub mod bpf_common;
 pub mod collector;
 pub mod contention;
+pub mod detach;
 pub mod dirty;
 pub mod file_names;
 pub mod filter;
