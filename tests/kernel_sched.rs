@@ -285,3 +285,67 @@ fn steal_ticks() -> u64 {
         .map(|c| c.steal)
         .sum()
 }
+
+/// Quitting leaves the slow detach of the syscall tracepoints to a child (see
+/// src/collect/detach.rs), forked by the collector thread (so named `ttop-collect`): it
+/// closes the terminal, pipes and every other file but the eBPF ones at once, so ttop's
+/// stdout reaches EOF while the child still lives, and it ends on its own once ttop has
+/// exited. (Its open files cannot be listed: it spends its life in exit, after its files
+/// were detached from it.)
+#[test]
+fn quitting_leaves_the_detach_to_a_child_that_ends() {
+    if !require_root("quitting_leaves_the_detach_to_a_child_that_ends") {
+        return;
+    }
+    let _g = kernel_lock();
+    let detachers = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim() == "ttop-collect")
+            })
+            // A zombie holds nothing; reaping it is init's business.
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                    s.rsplit_once(") ")
+                        .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+                })
+            })
+            .collect()
+    };
+    assert!(
+        detachers().is_empty(),
+        "one is left over: {:?}",
+        detachers()
+    );
+    // output() returns once stdout and stderr reached EOF and ttop was reaped.
+    let out = std::process::Command::new(ttop_bin())
+        .args(["--json", "-n", "1", "-d", "0.1"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let left = detachers();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    assert!(left.len() <= 1, "more than one detaching child: {left:?}");
+    eprintln!(
+        "detaching child alive after ttop's pipes closed and ttop exited: {left:?} (empty: it \
+         had already finished)"
+    );
+    let t0 = Instant::now();
+    while !detachers().is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the detaching child did not end: {:?}",
+            detachers()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
