@@ -35,6 +35,11 @@ pub struct Cli {
           default_missing_value = "99", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub profile: Option<u64>,
 
+    /// With --profile: weight stacks by time off the CPU instead (microseconds, under a
+    /// first frame that says why, as `ttop profile --off-cpu`). Needs -p or --comm.
+    #[arg(long = "off-cpu", requires = "profile")]
+    pub off_cpu: bool,
+
     /// Run the collector at real-time priority (SCHED_FIFO 1) so that a saturated
     /// machine cannot starve it. Needs root.
     #[arg(long = "rt")]
@@ -173,6 +178,11 @@ pub struct CollectArgs {
           default_missing_value = "99", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub profile: Option<u64>,
 
+    /// With --profile: stacks weighted by time off the CPU (microseconds). Needs -p or
+    /// --comm.
+    #[arg(long = "off-cpu", requires = "profile")]
+    pub off_cpu: bool,
+
     /// Run at real-time priority (SCHED_FIFO 1). Needs root.
     #[arg(long = "rt")]
     pub rt: bool,
@@ -300,9 +310,11 @@ impl Cli {
         let mut comm = self.comm.clone();
         let (mut delay, mut rt, mut no_bpf) = (self.delay, self.rt, self.no_bpf);
         let mut profile = self.profile;
+        let mut off_cpu = self.off_cpu;
         if let Some(s) = sub {
             delay = s.delay.unwrap_or(delay);
             profile = s.profile.or(profile);
+            off_cpu |= s.off_cpu;
             rt |= s.rt;
             no_bpf |= s.no_bpf;
             if !s.pids.is_empty() {
@@ -320,6 +332,7 @@ impl Cli {
                 pids: (!pids.is_empty()).then_some(pids),
                 comm,
                 profile_hz: profile,
+                profile_off_cpu: off_cpu,
             },
         }
     }

@@ -564,3 +564,75 @@ fn json_frames_and_recordings_carry_the_profile() {
         assert_eq!(l, r, "frame {}", l["seq"]);
     }
 }
+
+/// `--profile --off-cpu` on the live collector (what `o` asks for in the profile view):
+/// each `--json` frame's profile says `off_cpu` and holds that interval's microseconds
+/// off the CPU of the watched process. Over 4 intervals the sleeper (asleep half its
+/// time) is 40-60% of the window under `sleep`, the waiter ≥ 90% under `futex`, the
+/// spinner (the control) < 5%. Without -p or --comm it is refused with a problems line
+/// and the profile stays null.
+#[test]
+fn live_frames_carry_off_cpu_time() {
+    if !require_root("live_frames_carry_off_cpu_time") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("offcpu", &["9"]);
+    let pid = pid_of(&mut w);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let live = ttop_spawn(&[
+        "--json",
+        "-n",
+        "5",
+        "-d",
+        "1",
+        "--profile",
+        "--off-cpu",
+        "-p",
+        &pid.to_string(),
+    ])
+    .frames(std::time::Duration::from_secs(40));
+    let refused = ttop_spawn(&["--json", "-n", "2", "-d", "0.5", "--profile", "--off-cpu"])
+        .frames(std::time::Duration::from_secs(30));
+    let _ = w.kill();
+    let _ = w.wait();
+    assert_eq!(live.len(), 5);
+    let mut lines: Vec<(String, u64)> = Vec::new();
+    let mut secs = 0.0;
+    // The first frame's interval began before the probes were attached: skip it.
+    for fr in &live[1..] {
+        let p = &fr["profile"];
+        assert_eq!(p["off_cpu"], true, "{p}");
+        secs += fr["interval_s"].as_f64().unwrap();
+        for s in p["stacks"].as_array().unwrap() {
+            let st = s["stack"].as_str().unwrap();
+            assert!(st.starts_with(&format!("offcpu-{pid};")), "{st}");
+            lines.push((st.to_string(), s["count"].as_u64().unwrap()));
+        }
+        assert_eq!(p["cut_stacks"], 0, "few stacks: all listed ({p})");
+    }
+    let by = off_cpu_by_thread(&lines);
+    eprintln!("{secs:.2} s: {by:#?}");
+    let get = |t: &str, r: &str| {
+        by.get(&(t.to_string(), format!("[off-cpu: {r}]")))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let share = get("sleeper", "sleep") / secs;
+    assert!((0.40..=0.60).contains(&share), "sleeper asleep {share:.3}");
+    assert!(get("waiter", "futex") / secs >= 0.9, "{by:?}");
+    let spinner: f64 = by
+        .iter()
+        .filter(|((t, _), _)| t == "spinner")
+        .map(|(_, s)| s)
+        .sum();
+    assert!(spinner / secs < 0.05, "the spinner off-CPU {spinner:.3} s");
+    for fr in &refused {
+        assert!(fr["profile"].is_null(), "{}", fr["profile"]);
+    }
+    let problems = refused[0]["problems"].to_string();
+    assert!(
+        problems.contains("off-CPU stacks need -p or --comm"),
+        "{problems}"
+    );
+}

@@ -305,3 +305,42 @@ fn a_vanished_terminal_ends_ttop() {
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
     }
 }
+
+/// `o` in the profile view of a live dashboard: the collector switches its sampler to
+/// off-CPU stacks of the filter's process, and they appear with their reasons; `o` again
+/// goes back to on-CPU samples.
+#[test]
+fn o_switches_the_live_profile_to_off_cpu_time() {
+    if !require_root("o_switches_the_live_profile_to_off_cpu_time") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("offcpu", &["30"]);
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(w.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let pid = parse_kv(&line)["pid"].clone();
+    let Some(t) = Tmux::start(&format!("{} -p {pid}", ttop_bin().display()), 160, 50) else {
+        let _ = w.kill();
+        let _ = w.wait();
+        return;
+    };
+    t.wait_for("Processes");
+    t.keys(&["6"]);
+    t.wait_for("on-CPU");
+    t.keys(&["o"]);
+    t.wait_for("off-CPU time");
+    // The sleeper's naps and the waiter's futex waits, by why.
+    t.wait_for("[off-cpu: sleep]");
+    let s = t.wait_for("[off-cpu: futex]");
+    assert!(s.contains(&format!("offcpu-{pid}")), "{s}");
+    t.keys(&["o"]);
+    t.wait_for("on-CPU,");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    let _ = w.kill();
+    let _ = w.wait();
+}

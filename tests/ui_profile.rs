@@ -77,6 +77,55 @@ fn interval() -> ProfileSample {
         ],
         lost: 0,
         lost_kstacks: 0,
+        off_cpu: false,
+    }
+}
+
+/// One interval of off-CPU stacks of the engine (microseconds off the CPU, by why):
+/// workers waiting on the commit mutex, one preempted, the acceptor in epoll.
+fn off_cpu_interval() -> ProfileSample {
+    let w = ["clone3", "start_thread", "worker_main"];
+    let with = |why: &'static str, extra: &[&'static str]| -> Vec<&'static str> {
+        std::iter::once(why)
+            .chain(w.iter().copied())
+            .chain(extra.iter().copied())
+            .collect()
+    };
+    let futex = [
+        "commit",
+        "pthread_mutex_lock",
+        "__lll_lock_wait",
+        "do_futex_[k]",
+        "schedule_[k]",
+    ];
+    ProfileSample {
+        hz: 99,
+        stacks: vec![
+            stack(4242, "worker-1", &with("[off-cpu: futex]", &futex), 620_000),
+            stack(4242, "worker-2", &with("[off-cpu: futex]", &futex), 580_000),
+            stack(
+                4242,
+                "worker-3",
+                &with("[off-cpu: runnable]", &["execute_query", "scan_rows"]),
+                40_000,
+            ),
+            stack(
+                4242,
+                "dbengine",
+                &[
+                    "[off-cpu: wait]",
+                    "_start",
+                    "main",
+                    "accept_loop",
+                    "epoll_wait",
+                    "schedule_[k]",
+                ],
+                900_000,
+            ),
+        ],
+        lost: 0,
+        lost_kstacks: 0,
+        off_cpu: true,
     }
 }
 
@@ -244,4 +293,72 @@ fn f_on_a_process_scopes_the_view_and_a_recording_without_stacks_says_so() {
     assert!(plain.requests.is_empty(), "no collector to ask in a replay");
     let (text, _) = screen(&plain, 80, 24);
     assert!(text.contains("this recording has no stacks"), "{text}");
+}
+
+#[test]
+fn o_switches_to_off_cpu_time_for_a_chosen_process() {
+    let mut app = app_with_stacks(2);
+    app.requests.clear();
+    // The whole machine: refused, with what to do instead, and nothing asked.
+    key(&mut app, KeyCode::Char('o'));
+    assert!(!app.profile.off_cpu);
+    assert!(app.requests.is_empty());
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("off-CPU stacks need processes"), "{text}");
+    // Scoped to the engine (F on it): off-CPU stacks of that process are asked for, and
+    // the on-CPU window is dropped rather than mixed in.
+    app.profile.pid = Some(4242);
+    key(&mut app, KeyCode::Char('o'));
+    assert!(app.profile.off_cpu);
+    assert!(
+        app.requests.iter().any(|r| matches!(
+            r,
+            Request::ProfileMode { off_cpu: true, pids: Some(p) } if p == &vec![4242]
+        )),
+        "{:?}",
+        app.requests
+    );
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("timing off-CPU stacks"), "{text}");
+    // Frames of the old kind still in flight are not shown; off-CPU ones are.
+    let sys = fixtures::system();
+    let mut prev = fixtures::incident(2, true);
+    for i in 3..=4 {
+        let cur = fixtures::incident(i, true);
+        let mut f = derive(&sys, Some(&prev), &cur);
+        let p = if i == 3 {
+            interval()
+        } else {
+            off_cpu_interval()
+        };
+        f.profile = Some(ProfileFrame::of(&p));
+        app.push_frame(f);
+        prev = cur;
+    }
+    let (text, _) = screen(&app, 80, 24);
+    // 2.14 s off the CPU in one interval: 620+580+40+900 ms.
+    assert!(
+        text.contains("off-CPU time") && text.contains("2140.0 ms"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("scan_rows▲"),
+        "an on-CPU plateau leaked in:\n{text}"
+    );
+    snap!("profile_off_cpu_80x24", text);
+    key(&mut app, KeyCode::Char('t'));
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("SELF ms") && text.contains("900.0"), "{text}");
+    snap!("profile_off_cpu_table_80x24", text);
+    // And back: on-CPU, for the whole machine again.
+    key(&mut app, KeyCode::Char('t'));
+    key(&mut app, KeyCode::Char('o'));
+    assert!(!app.profile.off_cpu);
+    assert!(app.requests.iter().any(|r| matches!(
+        r,
+        Request::ProfileMode {
+            off_cpu: false,
+            pids: None
+        }
+    )));
 }

@@ -46,6 +46,12 @@ pub struct ProfileView {
     pub seen: bool,
     /// The grid the graph was last laid out on (columns, rows), for the arrow keys.
     pub grid: (u16, usize),
+    /// Stacks weighted by time off the CPU (µs) rather than on-CPU samples: the kind
+    /// asked for with `o`, or the kind a replay's frames carry. Frames of the other
+    /// kind are not mixed in.
+    pub off_cpu: bool,
+    /// `o` chose the kind: frames no longer decide it.
+    chosen: bool,
 }
 
 impl ProfileView {
@@ -54,6 +60,14 @@ impl ProfileView {
         let Some(p) = &f.profile else {
             return;
         };
+        if p.off_cpu != self.off_cpu {
+            if !self.seen && !self.chosen {
+                // The first stacks say which kind this run (or recording) has.
+                self.off_cpu = p.off_cpu;
+            } else {
+                return; // the other kind, still in flight after `o`
+            }
+        }
         self.seen = true;
         if f.interval_s <= 0.0 {
             return; // the priming sample: its stacks span no known interval
@@ -69,6 +83,37 @@ impl ProfileView {
         }
         self.recent.push_back(stacks);
         self.recent_s.push_back(f.interval_s);
+    }
+
+    /// Show the other kind of stacks from now on: the windows start afresh.
+    pub fn set_off_cpu(&mut self, on: bool) {
+        self.off_cpu = on;
+        self.chosen = true;
+        self.recent.clear();
+        self.recent_s.clear();
+        self.since_start.clear();
+        self.total_s = 0.0;
+        self.zoom.clear();
+        self.sel.clear();
+        self.message = None;
+        if self.frozen.is_some() {
+            self.frozen = Some(Vec::new());
+        }
+    }
+
+    /// What a count is: on-CPU samples, or microseconds off the CPU.
+    pub fn amount(&self, n: u64) -> String {
+        if self.off_cpu {
+            if n >= 10_000_000 {
+                format!("{:.0} s", n as f64 / 1e6)
+            } else if n >= 1_000 {
+                format!("{:.1} ms", n as f64 / 1e3)
+            } else {
+                format!("{n} µs")
+            }
+        } else {
+            format!("{n} samples")
+        }
     }
 
     /// Freeze (pause) or thaw what the view shows.

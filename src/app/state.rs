@@ -369,6 +369,7 @@ impl App {
             | Action::ProfileWindow
             | Action::ProfileSearch
             | Action::ProfileExport => {}
+            Action::ProfileOffCpu => self.toggle_off_cpu(),
             Action::Evidence => self.open_evidence(),
             // The replay loop hands these to the player.
             Action::Replay(_) => {}
@@ -380,6 +381,34 @@ impl App {
             self.profile_asked = true;
             self.requests.push(Request::StartProfile);
         }
+    }
+
+    /// `o` in the profile view: ask the collector for the other kind of stacks. Off-CPU
+    /// stacks are only taken for chosen processes (the view's, else the filter's).
+    fn toggle_off_cpu(&mut self) {
+        if self.view != View::Profile {
+            return;
+        }
+        let pv = &mut self.profile;
+        if self.replay.is_some() {
+            pv.message = Some("a replay shows the stacks that were recorded".into());
+            return;
+        }
+        let off = !pv.off_cpu;
+        let filtered = self.frame.as_ref().is_some_and(|f| f.filter.is_some());
+        if off && pv.pid.is_none() && !filtered {
+            pv.message = Some(
+                "off-CPU stacks need processes: F on one in the process list, or a filter (p)"
+                    .into(),
+            );
+            return;
+        }
+        pv.set_off_cpu(off);
+        self.profile_asked = true;
+        self.requests.push(Request::ProfileMode {
+            off_cpu: off,
+            pids: pv.pid.filter(|_| off).map(|p| vec![p]),
+        });
     }
 
     /// A one-line prompt is open (the filter, or the profile view's search).

@@ -28,6 +28,8 @@ pub struct Config {
     pub comm: Option<String>,
     /// Sample on-CPU stacks at this rate per CPU (ttop --profile).
     pub profile_hz: Option<u64>,
+    /// Weight stacks by time off the CPU instead (--profile --off-cpu).
+    pub profile_off_cpu: bool,
 }
 
 pub struct Collector {
@@ -35,6 +37,9 @@ pub struct Collector {
     irq: Option<IrqCollector>,
     contention: Option<ContentionCollector>,
     profiler: Option<ProfileRunner>,
+    /// The processes the profiler watches whatever the filter (the profile view's
+    /// process, for off-CPU stacks); None: it follows the filter.
+    profile_pids: Option<Vec<u32>>,
     scanner: ProcScanner,
     /// /proc/stat, loadavg, uptime and /proc/interrupts, kept open.
     system: proc_scan::SystemFiles,
@@ -152,6 +157,7 @@ impl Collector {
             irq,
             contention,
             profiler: None,
+            profile_pids: None,
             scanner: ProcScanner::new(None),
             system: proc_scan::SystemFiles::default(),
             interrupts: super::proc_files::SysFile::new(c"/proc/interrupts"),
@@ -166,15 +172,48 @@ impl Collector {
             seq: 0,
         };
         if let Some(hz) = cfg.profile_hz {
-            c.start_profile(hz);
+            c.start_profile_mode(hz, cfg.profile_off_cpu);
         }
         c
     }
 
-    /// Start sampling stacks at `hz` per CPU, if not already on; what stops it is a
-    /// `problems` line (the JSON's `profile` stays null).
+    /// Start sampling on-CPU stacks at `hz` per CPU, if no profiler is on; what stops it
+    /// is a `problems` line (the JSON's `profile` stays null).
     pub fn start_profile(&mut self, hz: u64) {
-        if self.profiler.is_some() {
+        if self.profiler.is_none() {
+            self.start_profile_mode(hz, false);
+        }
+    }
+
+    /// Switch the profiler to on-CPU or off-CPU stacks (`o` in the profile view), of
+    /// `pids` if given, else of the filter's processes. Off-CPU stacks of the whole
+    /// machine are refused (a `problems` line): the view asks only with processes.
+    pub fn set_profile_mode(&mut self, off_cpu: bool, pids: Option<Vec<u32>>) {
+        let same = self
+            .profiler
+            .as_ref()
+            .is_some_and(|p| p.off_cpu() == off_cpu);
+        if same && self.profile_pids == pids {
+            return;
+        }
+        // The old one's thread is joined here: its perf events and programs go first.
+        self.profiler = None;
+        self.profile_pids = pids;
+        self.start_profile_mode(99, off_cpu);
+    }
+
+    fn start_profile_mode(&mut self, hz: u64, off_cpu: bool) {
+        let filter = self.filter.as_ref();
+        let pids = match &self.profile_pids {
+            Some(p) => Some(p.clone()),
+            None => filter.map(filter::resolve),
+        };
+        if off_cpu && pids.is_none() {
+            self.mode.problems.push(
+                "profile off: off-CPU stacks need -p or --comm (the whole machine's are too \
+                 costly)"
+                    .to_string(),
+            );
             return;
         }
         if !self.mode.bpf {
@@ -183,13 +222,11 @@ impl Collector {
                 .push("profile off: stack sampling needs eBPF".to_string());
             return;
         }
-        let filter = self.filter.as_ref();
-        let pids = filter.map(filter::resolve).unwrap_or_default();
         match ProfileRunner::start(ProfileConfig {
             hz,
-            filter: filter.is_some(),
-            pids,
-            off_cpu: false,
+            filter: pids.is_some(),
+            pids: pids.unwrap_or_default(),
+            off_cpu,
         }) {
             Ok(p) => self.profiler = Some(p),
             Err(e) => self.mode.problems.push(format!("profile off: {e}")),
@@ -222,7 +259,7 @@ impl Collector {
             if let Some(s) = self.sched.as_mut() {
                 s.set_filter(None);
             }
-            if let Some(p) = self.profiler.as_ref() {
+            if let (Some(p), None) = (self.profiler.as_ref(), &self.profile_pids) {
                 p.set_pids(None);
             }
         }
@@ -236,7 +273,7 @@ impl Collector {
             if let Some(s) = self.sched.as_mut() {
                 s.set_filter(Some(&spec.matched));
             }
-            if let Some(p) = self.profiler.as_ref() {
+            if let (Some(p), None) = (self.profiler.as_ref(), &self.profile_pids) {
                 p.set_pids(Some(spec.matched.clone()));
             }
             self.active = Some(spec.matched.clone());
@@ -393,6 +430,12 @@ pub enum Request {
     SetFilter(Option<FilterSpec>),
     /// Start sampling stacks (the profile view opened), at 99 Hz unless already on.
     StartProfile,
+    /// Switch between on-CPU and off-CPU stacks (`o`), of these processes (None: the
+    /// filter's).
+    ProfileMode {
+        off_cpu: bool,
+        pids: Option<Vec<u32>>,
+    },
 }
 
 /// Run the collector on its own thread: a first Sample at once, then one per interval,
@@ -454,6 +497,9 @@ pub fn spawn_with_requests(
                         Some(rx) => match rx.recv_timeout(left) {
                             Ok(Request::SetFilter(f)) => collector.set_filter(f),
                             Ok(Request::StartProfile) => collector.start_profile(99),
+                            Ok(Request::ProfileMode { off_cpu, pids }) => {
+                                collector.set_profile_mode(off_cpu, pids)
+                            }
                             Err(RecvTimeoutError::Timeout) => {}
                             Err(RecvTimeoutError::Disconnected) => break 'ticks,
                         },

@@ -24,6 +24,7 @@ struct Shared {
 
 pub struct ProfileRunner {
     hz: u64,
+    off_cpu: bool,
     shared: Arc<Mutex<Shared>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -37,7 +38,7 @@ impl ProfileRunner {
         let shared: Arc<Mutex<Shared>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = sync_channel(1);
-        let (sh, st, hz) = (shared.clone(), stop.clone(), cfg.hz);
+        let (sh, st, hz, off_cpu) = (shared.clone(), stop.clone(), cfg.hz, cfg.off_cpu);
         let thread = std::thread::Builder::new()
             .name("ttop-profile".into())
             .spawn(move || {
@@ -70,6 +71,7 @@ impl ProfileRunner {
         match rx.recv() {
             Ok(Ok(())) => Ok(Self {
                 hz,
+                off_cpu,
                 shared,
                 stop,
                 thread: Some(thread),
@@ -86,6 +88,10 @@ impl ProfileRunner {
         }
     }
 
+    pub fn off_cpu(&self) -> bool {
+        self.off_cpu
+    }
+
     /// Watch exactly these processes from the next drain on (None: every process).
     pub fn set_pids(&self, pids: Option<Vec<u32>>) {
         self.shared.lock().unwrap_or_else(|e| e.into_inner()).pids = Some(pids);
@@ -97,6 +103,7 @@ impl ProfileRunner {
             let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
             (s.profile.take_sample(self.hz), s.lost)
         };
+        sample.off_cpu = self.off_cpu;
         sample.lost = lost.0.saturating_sub(self.lost_seen.0);
         sample.lost_kstacks = lost.1.saturating_sub(self.lost_seen.1);
         self.lost_seen = lost;

@@ -48,6 +48,10 @@ pub struct ProfileSample {
     /// stacks it could not store (those samples are counted without their kernel part).
     pub lost: u64,
     pub lost_kstacks: u64,
+    /// Off-CPU: each stack's count is microseconds off the CPU (the first frame says
+    /// why), not samples. Recordings from before it existed are on-CPU.
+    #[serde(default)]
+    pub off_cpu: bool,
 }
 
 impl ProfileSample {
@@ -64,6 +68,9 @@ pub const FRAME_STACKS: usize = 50;
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProfileFrame {
     pub hz: u64,
+    /// The counts are microseconds off the CPU, not samples (`o` in the profile view,
+    /// `--profile --off-cpu`).
+    pub off_cpu: bool,
     /// Samples in the interval (all stacks, cut ones included).
     pub samples: u64,
     pub stacks: Vec<FoldedCount>,
@@ -121,6 +128,7 @@ impl ProfileFrame {
                 .collect(),
             lost: p.lost,
             lost_kstacks: p.lost_kstacks,
+            off_cpu: p.off_cpu,
         }
     }
 }
@@ -232,6 +240,7 @@ impl FoldedProfile {
             stacks,
             lost: 0,
             lost_kstacks: 0,
+            off_cpu: false,
         }
     }
 }

@@ -37,9 +37,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
         format!("last {}", crate::app::profile_view::RECENT)
     };
     let mut head = format!(
-        " on-CPU, {window} ({:.0} s): {} samples",
+        " {}, {window} ({:.0} s): {}",
+        if pv.off_cpu { "off-CPU time" } else { "on-CPU" },
         pv.window_s(),
-        total
+        pv.amount(total)
     );
     if let Some(p) = pv.pid {
         head.push_str(&format!(", pid {p}"));
@@ -56,6 +57,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
     if total == 0 {
         let why = if app.replay.is_some() && !pv.seen {
             " this recording has no stacks: record with --profile (ttop record --profile ...)"
+        } else if pv.off_cpu {
+            " timing off-CPU stacks of the watched processes… (needs eBPF; o: back to on-CPU)"
         } else if !pv.seen {
             " sampling stacks at 99 Hz… (needs eBPF; `ttop --profile` samples from the start)"
         } else {
@@ -73,12 +76,13 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
         (None, Some(s), _) => {
             let n = flame::matching_samples(stacks.iter().map(|(s, n)| (s.as_str(), *n)), s);
             format!(
-                " search {s:?}: {n} samples, {:.1}% of shown (Esc clears)",
+                " search {s:?}: {}, {:.1}% of shown (Esc clears)",
+                pv.amount(n),
                 100.0 * n as f64 / total.max(1) as f64
             )
         }
         (None, None, Some(m)) => format!(" {m}"),
-        _ => " ↑ into a callee  ↓ to the caller  ←/→ neighbours  Enter zoom  Esc out  / search  t table  w window  E export".to_string(),
+        _ => " ↑ into a callee  ↓ to the caller  ←/→ neighbours  Enter zoom  Esc out  / search  t table  w window  o on/off-CPU  E export".to_string(),
     };
     f.render_widget(Paragraph::new(line).style(th.dim), search);
 }
@@ -170,6 +174,14 @@ fn render_table(
         rows.retain(|r| r.name.to_lowercase().contains(&n));
     }
     let pct = |n: u64| format!("{:5.1}%", 100.0 * n as f64 / total.max(1) as f64);
+    // On-CPU: samples; off-CPU: milliseconds (the counts are microseconds).
+    let amount = |n: u64| {
+        if pv.off_cpu {
+            format!("{:.1}", n as f64 / 1e3)
+        } else {
+            n.to_string()
+        }
+    };
     let height = area.height.saturating_sub(1) as usize;
     let sel = pv.table_sel.min(rows.len().saturating_sub(1));
     let first = sel.saturating_sub(height.saturating_sub(1));
@@ -181,9 +193,9 @@ fn render_table(
         .map(|(i, r)| {
             let row = Row::new(vec![
                 TCell::from(pct(r.self_)),
-                TCell::from(r.self_.to_string()),
+                TCell::from(amount(r.self_)),
                 TCell::from(pct(r.total)),
-                TCell::from(r.total.to_string()),
+                TCell::from(amount(r.total)),
                 TCell::from(r.name.clone()),
             ]);
             if i == sel {
@@ -193,16 +205,21 @@ fn render_table(
             }
         })
         .collect();
-    let head = Row::new(["SELF%", "SELF", "TOTAL%", "TOTAL", "FUNCTION"].map(TCell::from))
-        .style(th.header);
+    let names = if pv.off_cpu {
+        ["SELF%", "SELF ms", "TOTAL%", "TOTAL ms", "FUNCTION"]
+    } else {
+        ["SELF%", "SELF", "TOTAL%", "TOTAL", "FUNCTION"]
+    };
+    let head = Row::new(names.map(TCell::from)).style(th.header);
+    let num_w = if pv.off_cpu { 8 } else { 7 };
     f.render_widget(
         Table::new(
             body,
             [
                 Constraint::Length(6),
-                Constraint::Length(7),
+                Constraint::Length(num_w),
                 Constraint::Length(6),
-                Constraint::Length(7),
+                Constraint::Length(num_w),
                 Constraint::Min(10),
             ],
         )
@@ -222,7 +239,9 @@ fn render_status(f: &mut TermFrame, area: Rect, app: &App, root: &Node, th: &The
         return;
     };
     let kind = match path.len() {
+        0 if pv.off_cpu => "all stacks",
         0 => "all samples",
+        3 if pv.off_cpu && node.name.starts_with("[off-cpu") => "why off the CPU",
         1 => "process",
         2 => "thread group",
         _ if node.name.ends_with("_[k]") => "kernel",
@@ -231,9 +250,9 @@ fn render_status(f: &mut TermFrame, area: Rect, app: &App, root: &Node, th: &The
     };
     let p = |n: u64| 100.0 * n as f64 / total.max(1) as f64;
     let text = format!(
-        " {}  [{kind}]  {} samples  total {:.1}%  self {:.1}%",
+        " {}  [{kind}]  {}  total {:.1}%  self {:.1}%",
         node.name,
-        node.total,
+        pv.amount(node.total),
         p(node.total),
         p(node.self_)
     );
