@@ -11,6 +11,7 @@ pub mod bpfstats;
 pub mod lockcount;
 pub mod micro;
 pub mod procs;
+pub mod profile_cost;
 pub mod run;
 
 use std::fmt::Write as _;
@@ -19,7 +20,7 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone)]
 pub struct Opts {
     pub quick: bool,
-    /// Only these items (1..=8); empty = all.
+    /// Only these items (1..=9); empty = all.
     pub only: Vec<u8>,
     /// Item 1: the window over which ttop's and top's CPU is compared, s.
     pub cpu_secs: f64,
@@ -40,6 +41,8 @@ pub struct Opts {
     pub seek_frames: u64,
     /// Item 8: how long the creation storm runs under ttop, s.
     pub scale_secs: f64,
+    /// Item 9: the window the profiler's and perf's CPU is measured over, s.
+    pub prof_secs: f64,
 }
 
 impl Opts {
@@ -58,6 +61,7 @@ impl Opts {
             record_secs: 20.0,
             seek_frames: 3600,
             scale_secs: 10.0,
+            prof_secs: 10.0,
         }
     }
 
@@ -77,6 +81,7 @@ impl Opts {
             record_secs: 2.0,
             seek_frames: 240,
             scale_secs: 1.5,
+            prof_secs: 2.0,
         }
     }
 
@@ -184,6 +189,8 @@ pub const ROW_KEYS: &[&str] = &[
     "rec-seek",
     "scale-rate",
     "scale-count",
+    "prof-cpu",
+    "prof-churn",
 ];
 
 /// The machine, for the table's caption.
@@ -284,6 +291,9 @@ pub fn run(opts: &Opts) -> Vec<Row> {
     }
     if opts.wants(8) {
         rows.extend(run::scale(opts));
+    }
+    if opts.wants(9) {
+        rows.extend(profile_cost::profile_cost(opts));
     }
     rows
 }
