@@ -636,3 +636,51 @@ fn live_frames_carry_off_cpu_time() {
         "{problems}"
     );
 }
+
+/// Seed 000 in off-CPU mode: 120 threads that each create, run and join a short thread.
+/// Their waits on glibc's stack-cache lock come out as futex waits with the seed's own
+/// stack, `pthread_create -> allocate_stack -> get_cached_stack -> __lll_lock_wait_private`,
+/// or the free side in pthread_join, `__nptl_deallocate_stack -> __lll_lock_wait_private`. The control, the same work done by a
+/// pool of the same 120 threads (`creators ... 1`), has no such stack.
+#[test]
+fn off_cpu_shows_seed_000_stack_cache_waits() {
+    if !require_root("off_cpu_shows_seed_000_stack_cache_waits") {
+        return;
+    }
+    let _g = kernel_lock();
+    let lock_waits = |pool: &str| -> (u64, Vec<(String, u64)>) {
+        let mut w = spawn_workload("creators", &["120", "5", "100", pool]);
+        let pid = pid_of(&mut w);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let (lines, err) = profile(&["--off-cpu", "-p", &pid.to_string(), "--duration", "3"]);
+        let _ = w.kill();
+        let _ = w.wait();
+        eprintln!("pool={pool}: {err}");
+        let us = lines
+            .iter()
+            .filter(|(s, _)| {
+                s.contains("[off-cpu: futex]")
+                    && s.contains("lll_lock_wait_private")
+                    && (s.contains("get_cached_stack") || s.contains("deallocate_stack"))
+            })
+            .map(|(_, n)| n)
+            .sum();
+        (us, lines)
+    };
+    // Which side waits in a 3 s window varies (at 40,000+ switches a second the ring
+    // buffer drops waits, and the run says how many): either is the seed's lock.
+    let (churn, lines) = lock_waits("0");
+    assert!(
+        churn > 0 && lines.iter().any(|(s, _)| {
+            s.contains(";creator;__pthread_create_2_1;allocate_stack;get_cached_stack;__GI___lll_lock_wait_private;")
+                || s.contains(";creator;__pthread_clockjoin_ex;__GI___nptl_deallocate_stack;__GI___lll_lock_wait_private;")
+        }),
+        "no waiter on glibc's stack cache lock under creator(): {lines:#?}"
+    );
+    let (pool, lines) = lock_waits("1");
+    assert_eq!(
+        pool, 0,
+        "the pool control waits on the stack cache: {lines:#?}"
+    );
+    eprintln!("stack-cache lock waits: churn {churn} us, pool {pool} us");
+}
