@@ -349,3 +349,77 @@ fn quitting_leaves_the_detach_to_a_child_that_ends() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The first frame of a start is complete: with eBPF every eBPF figure is measured (the
+/// three BPF objects are loaded before the first Sample is taken, so none is still
+/// loading), and without it every one of them is null ("not measured"), never a zero.
+#[test]
+fn the_first_frame_is_measured_or_says_not_measured() {
+    if !require_root("the_first_frame_is_measured_or_says_not_measured") {
+        return;
+    }
+    let _g = kernel_lock();
+    let cpu_keys = [
+        "runq_avg",
+        "runq_max",
+        "switches",
+        "migrations",
+        "ipi",
+        "ipi_sent",
+        "tlb_shootdowns",
+    ];
+    let proc_keys = [
+        "threads_created",
+        "threads_exited",
+        "ghost_threads",
+        "ghost_cpu_ms",
+        "cpu_pct_true",
+        "runq_wait_ms",
+        "runnable_avg",
+        "tlb_shootdowns_caused",
+        "ipis_caused",
+        "futex_calls",
+        "futex_wait_ms",
+    ];
+    for bpf in [true, false] {
+        let mut args = vec!["--json", "-n", "1", "-d", "0.1"];
+        if !bpf {
+            args.push("--no-bpf");
+        }
+        let frames = ttop_json(&args);
+        let fr = &frames[0];
+        assert_eq!(
+            fr["mode"],
+            if bpf { "bpf" } else { "procfs" },
+            "{}",
+            fr["problems"]
+        );
+        if bpf {
+            assert_eq!(fr["problems"], serde_json::json!([]), "a collector missing");
+        }
+        let check = |what: &str, v: &Value| {
+            assert_eq!(
+                !v.is_null(),
+                bpf,
+                "{what} is {v} {} eBPF",
+                if bpf { "with" } else { "without" }
+            );
+        };
+        check("runnable.true_avg", &fr["runnable"]["true_avg"]);
+        check("runnable.true_max", &fr["runnable"]["true_max"]);
+        check("latency", &fr["latency"]);
+        check("tlb", &fr["tlb"]);
+        for c in fr["cpus"].as_array().unwrap() {
+            for k in cpu_keys {
+                check(&format!("cpus[{}].{k}", c["cpu"]), &c[k]);
+            }
+        }
+        let procs = fr["procs"].as_array().unwrap();
+        assert!(!procs.is_empty());
+        for p in procs {
+            for k in proc_keys {
+                check(&format!("procs[pid {}].{k}", p["pid"]), &p[k]);
+            }
+        }
+    }
+}
