@@ -241,7 +241,26 @@ fn an_idle_machine_fires_nothing() {
         eprintln!("idle control: something else saturated the CPUs, not idle; fired: {named:?}");
         return;
     }
-    assert_eq!(named, Vec::<String>::new(), "an idle machine");
+    // What the machine was doing, for a failure to be read: each frame's drops by map and
+    // the processes that used CPU.
+    let context: Vec<String> = frames
+        .iter()
+        .map(|fr| {
+            let mut busy: Vec<String> = fr["procs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["cpu_pct_true"].as_f64().unwrap_or(0.0) >= 1.0)
+                .map(|p| format!("{}({}) {:.0}%", p["comm"], p["pid"], p["cpu_pct_true"]))
+                .collect();
+            busy.truncate(5);
+            format!(
+                "drops {} {} contention {} busy {busy:?}",
+                fr["drops"], fr["drops_by_map"], fr["contention_drops"]
+            )
+        })
+        .collect();
+    assert_eq!(named, Vec::<String>::new(), "an idle machine: {context:#?}");
 }
 
 #[test]
