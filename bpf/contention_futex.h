@@ -240,6 +240,23 @@ static __noinline void pend_flush(struct ttop_futex_pend *p)
 		p->calls = 0; /* counted in cdrops[CDROP_FUTEXES] */
 }
 
+/* Count one finished call in `p` (the counts a call moves, whether it slept or not). */
+static __always_inline void pend_count(struct ttop_futex_pend *p, const struct ttop_futex_call *c,
+				       long ret)
+{
+	p->calls++;
+	p->flags |= c->flags;
+	if (c->kind == KIND_WAIT) {
+		p->waits++;
+		if (ret == -EAGAIN)
+			p->eagain++;
+	} else if (c->kind == KIND_WAKE) {
+		p->wakes++;
+		if (ret > 0)
+			p->woken += ret;
+	}
+}
+
 /* Pending counts are added to the entry at the latest after this many calls; the
  * figures of one read lack at most this many of each thread's latest calls, which the
  * next read has. */
@@ -264,17 +281,7 @@ static __always_inline void pend_add(struct ttop_thread_state *ts,
 		p->uaddr = c->uaddr;
 		p->gen = g;
 	}
-	p->calls++;
-	p->flags |= c->flags;
-	if (c->kind == KIND_WAIT) {
-		p->waits++;
-		if (ret == -EAGAIN)
-			p->eagain++;
-	} else if (c->kind == KIND_WAKE) {
-		p->wakes++;
-		if (ret > 0)
-			p->woken += ret;
-	}
+	pend_count(p, c, ret);
 	if (p->calls >= PEND_MAX)
 		pend_flush(p);
 }
@@ -295,34 +302,18 @@ static __always_inline bool wait_slept(long ret)
 static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts,
 					 const struct ttop_futex_call *c, long ret)
 {
+	struct ttop_futex_pend one = {};
 	__u64 pid_tgid, now, dur;
 	struct ttop_futex_stats *s;
 	struct ttop_futex_pend *p;
+	bool slept = c->kind == KIND_WAIT && wait_slept(ret);
 
-	if (!(c->kind == KIND_WAIT && wait_slept(ret))) {
-		if (ts) {
-			pend_add(ts, c, ret);
-			return 0;
-		}
-		s = futex_entry(bpf_get_current_pid_tgid(), c->uaddr);
-		if (!s)
-			return 0;
-		s->calls++;
-		s->flags |= c->flags;
-		if (c->kind == KIND_WAIT) {
-			s->waits++;
-			if (ret == -EAGAIN)
-				s->eagain++;
-		} else if (c->kind == KIND_WAKE) {
-			s->wakes++;
-			if (ret > 0)
-				s->woken += ret;
-		}
-		s->last_ns = clock_ns;
+	if (!slept && ts) {
+		pend_add(ts, c, ret);
 		return 0;
 	}
-
-	/* A wait that slept: its entry now, with the thread's pending counts. */
+	/* A wait that slept (or a thread without state): its entry now, with the thread's
+	 * pending counts for the same word. */
 	pid_tgid = bpf_get_current_pid_tgid();
 	p = ts ? &ts->pend : NULL;
 	if (p && p->calls && p->uaddr != c->uaddr)
@@ -332,11 +323,12 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 		return 0;
 	if (p && p->calls)
 		pend_into(p, s);
+	pend_count(&one, c, ret);
+	pend_into(&one, s);
+	if (!slept)
+		return 0;
 	now = bpf_ktime_get_ns();
 	dur = now > c->start_ns ? now - c->start_ns : 0;
-	s->calls++;
-	s->waits++;
-	s->flags |= c->flags;
 	s->last_ns = now;
 	s->contended++;
 	s->wait_ns += dur;

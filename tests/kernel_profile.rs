@@ -356,27 +356,10 @@ fn off_cpu_by_thread(lines: &[(String, u64)]) -> BTreeMap<(String, String), f64>
     m
 }
 
-/// Off-CPU mode against threads whose waits the workload knows: `sleeper` sleeps 50 ms
-/// and spins 50 ms (half its time off-CPU, under nanosleep, ±10 points), `waiter` and
-/// `reader` wait all the time (in futex and in read); the control, `spinner`, never
-/// leaves the CPU on its own and shows only the odd preemption. No stack ends in ttop's
-/// own BPF program or the tracepoint that ran it.
-#[test]
-fn off_cpu_time_is_where_the_threads_waited() {
-    if !require_root("off_cpu_time_is_where_the_threads_waited") {
-        return;
-    }
-    let _g = kernel_lock();
-    let mut w = spawn_workload("offcpu", &["9"]);
-    let pid = pid_of(&mut w);
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let window = 5.0;
-    let (lines, err) = profile(&["--off-cpu", "-p", &pid.to_string(), "--duration", "5"]);
-    let _ = w.kill();
-    let _ = w.wait();
-    eprintln!("{err}");
-    let by = off_cpu_by_thread(&lines);
-    eprintln!("{by:#?}");
+/// The `offcpu` workload's threads over `window` seconds (see tests/workloads/offcpu.c):
+/// the sleeper asleep 40-60% of it under `sleep`, the waiter ≥ 90% under `futex`, the
+/// reader ≥ 90% under `wait`, the spinner under 5% and only preempted (`runnable`).
+fn assert_known_waits(by: &BTreeMap<(String, String), f64>, window: f64) {
     let get = |t: &str, r: &str| {
         by.get(&(t.to_string(), format!("[off-cpu: {r}]")))
             .copied()
@@ -403,6 +386,30 @@ fn off_cpu_time_is_where_the_threads_waited() {
         spinner,
         "only preempted: {by:?}"
     );
+}
+
+/// Off-CPU mode against threads whose waits the workload knows: `sleeper` sleeps 50 ms
+/// and spins 50 ms (half its time off-CPU, under nanosleep, ±10 points), `waiter` and
+/// `reader` wait all the time (in futex and in read); the control, `spinner`, never
+/// leaves the CPU on its own and shows only the odd preemption. No stack ends in ttop's
+/// own BPF program or the tracepoint that ran it.
+#[test]
+fn off_cpu_time_is_where_the_threads_waited() {
+    if !require_root("off_cpu_time_is_where_the_threads_waited") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("offcpu", &["9"]);
+    let pid = pid_of(&mut w);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let window = 5.0;
+    let (lines, err) = profile(&["--off-cpu", "-p", &pid.to_string(), "--duration", "5"]);
+    let _ = w.kill();
+    let _ = w.wait();
+    eprintln!("{err}");
+    let by = off_cpu_by_thread(&lines);
+    eprintln!("{by:#?}");
+    assert_known_waits(&by, window);
     let has = |thread: &str, reason: &str, frames: &[&str]| {
         lines.iter().any(|(s, n)| {
             let f: Vec<&str> = s.split(';').collect();
@@ -567,9 +574,8 @@ fn json_frames_and_recordings_carry_the_profile() {
 
 /// `--profile --off-cpu` on the live collector (what `o` asks for in the profile view):
 /// each `--json` frame's profile says `off_cpu` and holds that interval's microseconds
-/// off the CPU of the watched process. Over 4 intervals the sleeper (asleep half its
-/// time) is 40-60% of the window under `sleep`, the waiter ≥ 90% under `futex`, the
-/// spinner (the control) < 5%. Without -p or --comm it is refused with a problems line
+/// off the CPU of the watched process. Over 4 intervals the threads wait as the workload
+/// knows (`assert_known_waits`). Without -p or --comm it is refused with a problems line
 /// and the profile stays null.
 #[test]
 fn live_frames_carry_off_cpu_time() {
@@ -613,20 +619,7 @@ fn live_frames_carry_off_cpu_time() {
     }
     let by = off_cpu_by_thread(&lines);
     eprintln!("{secs:.2} s: {by:#?}");
-    let get = |t: &str, r: &str| {
-        by.get(&(t.to_string(), format!("[off-cpu: {r}]")))
-            .copied()
-            .unwrap_or(0.0)
-    };
-    let share = get("sleeper", "sleep") / secs;
-    assert!((0.40..=0.60).contains(&share), "sleeper asleep {share:.3}");
-    assert!(get("waiter", "futex") / secs >= 0.9, "{by:?}");
-    let spinner: f64 = by
-        .iter()
-        .filter(|((t, _), _)| t == "spinner")
-        .map(|(_, s)| s)
-        .sum();
-    assert!(spinner / secs < 0.05, "the spinner off-CPU {spinner:.3} s");
+    assert_known_waits(&by, secs);
     for fr in &refused {
         assert!(fr["profile"].is_null(), "{}", fr["profile"]);
     }
@@ -640,8 +633,9 @@ fn live_frames_carry_off_cpu_time() {
 /// Seed 000 in off-CPU mode: 120 threads that each create, run and join a short thread.
 /// Their waits on glibc's stack-cache lock come out as futex waits with the seed's own
 /// stack, `pthread_create -> allocate_stack -> get_cached_stack -> __lll_lock_wait_private`,
-/// or the free side in pthread_join, `__nptl_deallocate_stack -> __lll_lock_wait_private`. The control, the same work done by a
-/// pool of the same 120 threads (`creators ... 1`), has no such stack.
+/// or the free side in pthread_join, `__nptl_deallocate_stack -> __lll_lock_wait_private`.
+/// The control, the same work done by a pool of the same 120 threads (`creators ... 1`),
+/// has no such stack.
 #[test]
 fn off_cpu_shows_seed_000_stack_cache_waits() {
     if !require_root("off_cpu_shows_seed_000_stack_cache_waits") {
@@ -667,16 +661,29 @@ fn off_cpu_shows_seed_000_stack_cache_waits() {
             .sum();
         (us, lines)
     };
-    // Which side waits in a 3 s window varies (at 40,000+ switches a second the ring
-    // buffer drops waits, and the run says how many): either is the seed's lock.
-    let (churn, lines) = lock_waits("0");
-    assert!(
-        churn > 0 && lines.iter().any(|(s, _)| {
+    // Which side waits varies, and so does whether a 3 s window holds such a wait at all:
+    // at 100,000+ switches a second the ring buffer drops most waits (the run says how
+    // many), and some windows have no contention on that lock. In one series 3 of 5
+    // windows held it; up to 6 windows are tried. Either side is the seed's lock.
+    let seed_chain = |lines: &[(String, u64)]| {
+        lines.iter().any(|(s, _)| {
             s.contains(";creator;__pthread_create_2_1;allocate_stack;get_cached_stack;__GI___lll_lock_wait_private;")
                 || s.contains(";creator;__pthread_clockjoin_ex;__GI___nptl_deallocate_stack;__GI___lll_lock_wait_private;")
-        }),
-        "no waiter on glibc's stack cache lock under creator(): {lines:#?}"
+        })
+    };
+    let mut tries = 0;
+    let (churn, lines) = loop {
+        tries += 1;
+        let (us, lines) = lock_waits("0");
+        if (us > 0 && seed_chain(&lines)) || tries == 6 {
+            break (us, lines);
+        }
+    };
+    assert!(
+        churn > 0 && seed_chain(&lines),
+        "no waiter on glibc's stack cache lock under creator() in {tries} windows: {lines:#?}"
     );
+    eprintln!("found in window {tries}");
     let (pool, lines) = lock_waits("1");
     assert_eq!(
         pool, 0,

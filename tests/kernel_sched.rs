@@ -342,10 +342,12 @@ fn quitting_leaves_the_detach_to_a_child_that_ends() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
-    assert!(left.len() <= 1, "more than one detaching child: {left:?}");
-    eprintln!(
-        "detaching child alive after ttop's pipes closed and ttop exited: {left:?} (empty: it \
-         had already finished)"
+    // Its detach takes hundreds of ms (grace periods); this look comes within ms of
+    // ttop's exit. No child here means ttop detached inline, and quitting waited.
+    assert_eq!(
+        left.len(),
+        1,
+        "one detaching child alive after ttop's pipes closed and ttop exited: {left:?}"
     );
     gone("the detaching child did not end");
 }

@@ -196,10 +196,11 @@ impl Collector {
         if same && self.profile_pids == pids {
             return;
         }
-        // The old one's thread is joined here: its perf events and programs go first.
-        self.profiler = None;
+        // The rate asked for (--profile=HZ) stays. The old one's thread is joined here:
+        // its perf events and programs go first.
+        let hz = self.profiler.take().map_or(99, |p| p.hz());
         self.profile_pids = pids;
-        self.start_profile_mode(99, off_cpu);
+        self.start_profile_mode(hz, off_cpu);
     }
 
     fn start_profile_mode(&mut self, hz: u64, off_cpu: bool) {

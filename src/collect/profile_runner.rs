@@ -88,6 +88,11 @@ impl ProfileRunner {
         }
     }
 
+    /// Samples per second per CPU it was started with.
+    pub fn hz(&self) -> u64 {
+        self.hz
+    }
+
     pub fn off_cpu(&self) -> bool {
         self.off_cpu
     }

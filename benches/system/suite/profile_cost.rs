@@ -14,14 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::bpfstats;
-use super::procs::{Workload, kv_f64, median, reap_cpu, terminate, ttop_bin};
+use super::procs::{Workload, kv_f64, median, reap_cpu, spawn_quiet, terminate, ttop_bin};
+use super::run::tmp;
 use super::{Opts, Row, pct, rate, say};
-
-fn tmp(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
-    std::fs::create_dir_all(&d).expect("create the bench tmp dir");
-    d.join(name)
-}
 
 fn perf_bin() -> Option<PathBuf> {
     let ok = Command::new("perf")
@@ -33,14 +28,30 @@ fn perf_bin() -> Option<PathBuf> {
     ok.then(|| PathBuf::from("perf"))
 }
 
-fn quiet(bin: &Path, args: &[String]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display()))
+/// `perf record -F 99 -g -p PID -o OUT`, as a person profiling a process runs it.
+fn perf_record(perf: &Path, pid: u32, out: &Path, then: &[&str]) -> Child {
+    let pid = pid.to_string();
+    let mut args = vec!["record", "-F", "99", "-g", "-q", "-p", &pid, "-o"];
+    args.push(out.to_str().unwrap());
+    args.extend_from_slice(then);
+    spawn_quiet(perf, &args)
+}
+
+/// `ttop profile -p PID` at 99 Hz for `secs`, into OUT.
+fn ttop_profile(pid: u32, secs: f64, out: &Path) -> Child {
+    let (pid, secs) = (pid.to_string(), format!("{secs}"));
+    spawn_quiet(
+        &ttop_bin(),
+        &[
+            "profile",
+            "-p",
+            &pid,
+            "--duration",
+            &secs,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    )
 }
 
 /// CPU seconds of every live thread of `pid`, from schedstat (nanoseconds: /proc/PID/stat's
@@ -67,21 +78,9 @@ struct ProfCost {
 }
 
 fn ttop_profile_cost(pid: u32, secs: f64) -> ProfCost {
-    let out = tmp("profile-cost.folded");
-    let args: Vec<String> = [
-        "profile",
-        "-p",
-        &pid.to_string(),
-        "--duration",
-        &format!("{secs}"),
-        "-o",
-        out.to_str().unwrap(),
-    ]
-    .map(String::from)
-    .to_vec();
     let stats = bpfstats::enable_stats();
     let t0 = Instant::now();
-    let mut child = quiet(&ttop_bin(), &args);
+    let mut child = ttop_profile(pid, secs, &tmp("profile-cost.folded"));
     // Its programs, once loaded; BPF time from then until shortly before it ends.
     let mut ids = Vec::new();
     while ids.is_empty() && t0.elapsed() < Duration::from_secs_f64(secs * 0.5) {
@@ -121,26 +120,10 @@ fn ttop_profile_cost(pid: u32, secs: f64) -> ProfCost {
 fn perf_cost(perf: &Path, pid: u32, secs: f64) -> (f64, f64) {
     let data = tmp("profile-cost.perf.data");
     let _ = std::fs::remove_file(&data);
-    let rec: Vec<String> = [
-        "record",
-        "-F",
-        "99",
-        "-g",
-        "-q",
-        "-p",
-        &pid.to_string(),
-        "-o",
-        data.to_str().unwrap(),
-        "--",
-        "sleep",
-        &format!("{secs}"),
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut c = quiet(perf, &rec);
+    let secs_s = format!("{secs}");
+    let mut c = perf_record(perf, pid, &data, &["--", "sleep", &secs_s]);
     let record = reap_cpu(&mut c, Duration::from_secs_f64(secs + 30.0)).unwrap_or(f64::NAN);
-    let script = ["script", "-i", data.to_str().unwrap()].map(String::from);
-    let mut c = quiet(perf, &script);
+    let mut c = spawn_quiet(perf, &["script", "-i", data.to_str().unwrap()]);
     let named = reap_cpu(&mut c, Duration::from_secs(120)).unwrap_or(f64::NAN);
     (record, named)
 }
@@ -217,35 +200,17 @@ pub fn profile_cost(o: &Opts) -> Vec<Row> {
                 "bench_churn",
                 &[format!("{secs}"), "4".into(), "100".into()],
             );
-            let pid = w.pid.to_string();
             let mut mon: Option<Child> = match c {
-                "ttop" => Some(quiet(
-                    &ttop_bin(),
-                    &[
-                        "profile",
-                        "-p",
-                        &pid,
-                        "--duration",
-                        &format!("{}", secs + 5.0),
-                        "-o",
-                        tmp("profile-churn.folded").to_str().unwrap(),
-                    ]
-                    .map(String::from),
+                "ttop" => Some(ttop_profile(
+                    w.pid,
+                    secs + 5.0,
+                    &tmp("profile-churn.folded"),
                 )),
-                "perf" => Some(quiet(
+                "perf" => Some(perf_record(
                     perf.as_deref().unwrap(),
-                    &[
-                        "record",
-                        "-F",
-                        "99",
-                        "-g",
-                        "-q",
-                        "-p",
-                        &pid,
-                        "-o",
-                        tmp("profile-churn.perf.data").to_str().unwrap(),
-                    ]
-                    .map(String::from),
+                    w.pid,
+                    &tmp("profile-churn.perf.data"),
+                    &[],
                 )),
                 _ => None,
             };

@@ -26,7 +26,7 @@ fn secs(v: f64) -> Duration {
     Duration::from_secs_f64(v)
 }
 
-fn tmp(name: &str) -> PathBuf {
+pub(super) fn tmp(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
     std::fs::create_dir_all(&d).expect("create the bench tmp dir");
     d.join(name)
@@ -472,13 +472,11 @@ enum Monitor {
 impl Monitor {
     fn start(which: &str) -> Monitor {
         let m = match which {
-            "ttop" => {
-                let t = Tui::spawn(TUI_ARGS, COLS, ROWS);
-                t.wait_first_screen(secs(20.0));
-                Monitor::Ttop(t)
-            }
-            "before" => {
-                let bin = before_bin().expect("the before condition needs TTOP_BENCH_BEFORE");
+            "ttop" | "before" => {
+                let bin = match which {
+                    "before" => before_bin().expect("the before condition needs TTOP_BENCH_BEFORE"),
+                    _ => ttop_bin(),
+                };
                 let t = Tui::spawn_bin(&bin, TUI_ARGS, COLS, ROWS);
                 t.wait_first_screen(secs(20.0));
                 Monitor::Ttop(t)
