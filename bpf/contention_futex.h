@@ -22,9 +22,11 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } ustacks SEC(".maps");
 
-/* Copies of user stacks by (process, futex word), tid 0 (see struct ttop_ustack_copy):
- * not by stack id, since the frame-pointer walks of two call sites that die at the
- * same libc instruction are one stack id. Allocated on use. */
+/* Copies of user stacks by (process, futex word, frame-pointer stack id), the stack id
+ * in the key's tid (see struct ttop_ustack_copy): one copy per stack of the word, so the
+ * copy user space unwinds is the word's most frequent stack's. Not by stack id alone:
+ * the frame-pointer walks of two call sites that die at the same libc instruction can be
+ * one stack id. Allocated on use. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TTOP_USTACK_COPIES);
@@ -153,19 +155,22 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bo
 	return 0;
 }
 
-/* Keep the registers and the top of the user stack of a kept futex stack, the first time
- * one is kept for the word (the DWARF unwinder in user space reads it). The stack's top
- * may be nearer than TTOP_USTACK_BYTES (a main thread's stack ends at the top of its
- * mapping): then a smaller read is tried. */
-static __noinline void copy_ustack(__u32 tgid, __u64 uaddr)
+/* Keep the registers and the top of the user stack with each kept futex stack walk (an
+ * entry's first contended wait, then one in 64), replacing the word's previous copy for
+ * that stack id: user space unwinds each new copy with the DWARF unwinder and weighs the
+ * stacks it finds, so call sites whose frame-pointer walks are one stack id are still told
+ * apart. The element is replaced whole (never written in place), so a reader sees one
+ * copy or the other, never a mix. The top may be nearer than TTOP_USTACK_BYTES (a main
+ * thread's stack ends at the top of its mapping): then a smaller read is tried. */
+static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid)
 {
-	struct ttop_futex_key k = { .tid = 0, .tgid = tgid, .uaddr = uaddr };
+	struct ttop_futex_key k = { .tid = sid, .tgid = tgid, .uaddr = uaddr };
 	struct ttop_ustack_copy *c;
 	struct pt_regs *regs;
 	__u32 zero = 0;
 	__u64 sp;
 
-	if (!args_at_exit() || bpf_map_lookup_elem(&ustack_copies, &k))
+	if (!args_at_exit())
 		return;
 	c = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!c)
@@ -184,7 +189,7 @@ static __noinline void copy_ustack(__u32 tgid, __u64 uaddr)
 		c->len = 1024;
 	else
 		c->len = 0;
-	bpf_map_update_elem(&ustack_copies, &k, c, BPF_NOEXIST);
+	bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY);
 }
 
 /* The (thread, word) entry of the current thread, created zeroed if missing. */
@@ -340,7 +345,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 
 		if (sid >= 0) {
 			s->ustack = sid;
-			copy_ustack(pid_tgid >> 32, c->uaddr);
+			copy_ustack(pid_tgid >> 32, c->uaddr, sid);
 		} else if (s->ustack < 0) {
 			cdrop(CDROP_STACKS);
 		}

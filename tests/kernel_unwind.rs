@@ -266,6 +266,130 @@ fn a_stripped_program_is_named_from_its_build_id_debug_file() {
     );
 }
 
+/// A program stripped the way Fedora ships it (MiniDebugInfo): no .symtab, but an
+/// xz-compressed ELF in `.gnu_debugdata` holding the function symbols `.dynsym` lacks,
+/// and no debug file anywhere. Its frames are named from that section.
+#[test]
+fn a_program_with_minidebuginfo_is_named_from_gnu_debugdata() {
+    if !require_root("a_program_with_minidebuginfo_is_named_from_gnu_debugdata") {
+        return;
+    }
+    let _g = kernel_lock();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("minidebug");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("deepmutex-mini");
+    std::fs::copy(workload("deepmutex"), &bin).unwrap();
+    // Fedora's find-debuginfo recipe: function symbols not in .dynsym, from the
+    // debug-only copy, xz-compressed into .gnu_debugdata of the stripped program.
+    let script = r#"set -e
+b="$1"; cd "$(dirname "$b")"
+nm -D "$b" --format=posix --defined-only | awk '{print $1}' | sort > dynsyms
+nm "$b" --format=posix --defined-only | awk '$2=="T"||$2=="t"||$2=="D"{print $1}' | sort > funcsyms
+comm -13 dynsyms funcsyms > keep
+objcopy --only-keep-debug "$b" debug
+objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=keep debug mini
+xz -f mini
+strip --strip-all "$b"
+objcopy --add-section .gnu_debugdata=mini.xz "$b"
+"#;
+    let o = Command::new("sh")
+        .args(["-c", script, "sh"])
+        .arg(&bin)
+        .output()
+        .expect("sh");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sections = Command::new("readelf")
+        .arg("-SW")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    let sections = String::from_utf8_lossy(&sections.stdout);
+    assert!(sections.contains(".gnu_debugdata"), "{sections}");
+    assert!(!sections.contains(".symtab"), "{sections}");
+    let mut pid = 0;
+    let frames = watch(4, || {
+        let mut w = Command::new(&bin)
+            .args(["4", "2"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        pid = pid_of(&mut w);
+        w
+    });
+    let w = hottest(&frames, pid);
+    let stack = names(&w);
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("MiniDebugInfo stack: {stack:?}, caller {}", w["caller"]);
+    assert!(
+        has_chain(&stack, &["level3_takes_lock", "level2", "level1"]),
+        "{stack:?}"
+    );
+    assert!(
+        w["caller"]
+            .as_str()
+            .unwrap()
+            .starts_with("level3_takes_lock"),
+        "caller {}",
+        w["caller"]
+    );
+}
+
+/// A word contended from two call sites, one after the other, shows the stack most of
+/// its contended waits had: the first site's while only it has waited, the second's once
+/// it has many times more waits (the copy unwound is that stack's, not the word's first).
+#[test]
+fn a_words_stack_is_its_most_frequent_one() {
+    if !require_root("a_words_stack_is_its_most_frequent_one") {
+        return;
+    }
+    let _g = kernel_lock();
+    let (mut pid, mut word) = (0u64, 0u64);
+    let mut out = None;
+    let frames = watch(8, || {
+        let mut w = spawn_workload("twosites", &["1.5", "4"]);
+        let mut r = BufReader::new(w.stdout.take().unwrap());
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let kv = parse_kv(&line);
+        pid = kv["pid"].parse().unwrap();
+        word = kv["word"].parse().unwrap();
+        out = Some(r);
+        w
+    });
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out.unwrap(), &mut rest).unwrap();
+    let kv = parse_kv(&rest);
+    eprintln!("twosites: {rest}");
+    let rows: Vec<(u64, Vec<String>)> = frames
+        .iter()
+        .flat_map(|f| f["futexes"].as_array().unwrap())
+        .filter(|w| w["pid"] == pid && w["uaddr"] == word)
+        .filter(|w| w["stack"].as_array().is_some_and(|s| !s.is_empty()))
+        .map(|w| (w["contended"].as_u64().unwrap(), names(w)))
+        .collect();
+    for (c, s) in &rows {
+        eprintln!("{c} contended: {:?}", &s[..s.len().min(6)]);
+    }
+    let site = |s: &[String]| {
+        let rare = s.iter().any(|f| f.starts_with("rare_site_takes_lock"));
+        let hot = s.iter().any(|f| f.starts_with("hot_site_takes_lock"));
+        assert!(rare != hot, "one site per stack: {s:?}");
+        if rare { "rare" } else { "hot" }
+    };
+    let (first, last) = (rows.first().unwrap(), rows.last().unwrap());
+    assert_eq!(
+        site(&first.1),
+        "rare",
+        "only the rare site had waited: {first:?}"
+    );
+    assert_eq!(
+        site(&last.1),
+        "hot",
+        "the hot site has most waits: {last:?}"
+    );
+}
+
 /// `user_frames.KEY` summed over the frames.
 fn user_frames(frames: &[Value], key: &str) -> u64 {
     frames

@@ -51,8 +51,8 @@ pub struct ContentionCollector {
     unwinder: DwarfUnwinder,
     /// TTOP_NO_DWARF=1: frame pointers only (to compare; the tests use it).
     no_dwarf: bool,
-    /// (process, word) -> (caller, frames) of stacks unwound from their copies.
-    dwarf_named: HashMap<(u32, u64), (String, Vec<String>)>,
+    /// (process, word, stack id) -> the stacks unwound from its copies, weighted.
+    dwarf_words: HashMap<(u32, u64, i32), stacks::DwarfStacks>,
     last_read_ns: u64,
     /// Cumulative contended count per futex word at the previous read (to pick the top).
     prev_contended: HashMap<(u32, u64), u64>,
@@ -275,7 +275,7 @@ impl ContentionCollector {
             syms: Symbolizer::default(),
             unwinder: DwarfUnwinder::new(),
             no_dwarf: std::env::var_os("TTOP_NO_DWARF").is_some_and(|v| v == "1"),
-            dwarf_named: HashMap::new(),
+            dwarf_words: HashMap::new(),
             last_read_ns: 0,
             prev_contended: HashMap::new(),
             futex_totals: FutexTotals::default(),

@@ -73,10 +73,45 @@ struct Word {
     last_ns: u64,
     max_ns: u64,
     max_tick: u64,
-    ustack: i32,
-    last_tid: u32,
-    /// Contended waits this tick of the entry whose stack is kept (the biggest waiter).
-    stack_growth: u64,
+    /// The word's user stacks: its waiters' kept stacks, each weighted by the contended
+    /// waits of the (thread, word) entries that had it when fed. The most frequent is
+    /// the word's stack (not the first, nor the last).
+    stacks: Vec<StackWeight>,
+}
+
+/// One user stack of a futex word and how many contended waits it stands for.
+#[derive(Clone, Copy, Debug, Default)]
+struct StackWeight {
+    id: i32,
+    waits: u64,
+    /// The last waiter seen with it.
+    tid: u32,
+}
+
+/// Distinct stacks remembered per word; a new one replaces the lightest.
+const STACKS_PER_WORD: usize = 8;
+
+impl Word {
+    fn weigh_stack(&mut self, id: i32, waits: u64, tid: u32) {
+        if let Some(s) = self.stacks.iter_mut().find(|s| s.id == id) {
+            s.waits += waits;
+            s.tid = tid;
+        } else if self.stacks.len() < STACKS_PER_WORD {
+            self.stacks.push(StackWeight { id, waits, tid });
+        } else if let Some(s) = self.stacks.iter_mut().min_by_key(|s| s.waits)
+            && s.waits <= waits
+        {
+            *s = StackWeight { id, waits, tid };
+        }
+    }
+
+    /// The most frequent stack (ties: the one seen first).
+    fn top_stack(&self) -> Option<StackWeight> {
+        self.stacks
+            .iter()
+            .copied()
+            .reduce(|a, b| if b.waits > a.waits { b } else { a })
+    }
 }
 
 #[derive(Default)]
@@ -130,24 +165,19 @@ impl FutexTotals {
         if d == Counts::default() && e.max_wait_ns == 0 {
             return;
         }
-        let w = self.words.entry((e.tgid, e.uaddr)).or_insert_with(|| Word {
-            ustack: -1,
-            ..Default::default()
-        });
+        let w = self.words.entry((e.tgid, e.uaddr)).or_default();
         w.counts.add(d);
         w.flags |= e.flags;
         w.last_ns = w.last_ns.max(e.last_ns);
         if w.max_tick != tick {
             w.max_tick = tick;
             w.max_ns = 0;
-            w.stack_growth = 0;
         }
         w.max_ns = w.max_ns.max(e.max_wait_ns);
-        // Keep the stack of the thread that waited most this tick (or any, at first).
-        if e.ustack >= 0 && (w.ustack < 0 || d.contended > w.stack_growth) {
-            w.ustack = e.ustack;
-            w.last_tid = e.tid;
-            w.stack_growth = d.contended;
+        // The entry's stack (its first contended wait's, then one in 64) stands for its
+        // contended waits since it was last fed.
+        if e.ustack >= 0 && (d.contended > 0 || w.stacks.is_empty()) {
+            w.weigh_stack(e.ustack, d.contended, e.tid);
         }
 
         let t = self.threads.entry(e.tid).or_default();
@@ -191,8 +221,9 @@ impl FutexTotals {
         let mut stacks = Vec::new();
         for k in keys {
             let w = &self.words[&k];
-            if w.ustack >= 0 {
-                stacks.push((futexes.len(), w.ustack));
+            let top = w.top_stack();
+            if let Some(t) = top {
+                stacks.push((futexes.len(), t.id));
             }
             let c = w.counts;
             futexes.push(FutexSample {
@@ -207,7 +238,7 @@ impl FutexTotals {
                 wakes: c.wakes,
                 woken: c.woken,
                 flags: w.flags,
-                last_tid: w.last_tid,
+                last_tid: top.map_or(0, |t| t.tid),
                 caller: String::new(),
                 stack: Vec::new(),
             });
@@ -343,7 +374,7 @@ mod tests {
     }
 
     #[test]
-    fn max_is_per_tick_and_stack_follows_the_biggest_waiter() {
+    fn max_is_per_tick_and_stack_is_the_heavier_waiters() {
         let mut t = FutexTotals::default();
         t.begin_tick();
         let mut a = entry(11, 10, 0x40, 5, 2);
@@ -377,6 +408,57 @@ mod tests {
         } = t.end_tick(0);
         assert_eq!(w[0].max_wait_ns, 0);
         assert_eq!(th[1].max_wait_ns, 0);
+    }
+
+    /// The word's stack is the one most of its contended waits had over its life: not
+    /// the first kept, nor the one of the last tick's biggest waiter.
+    #[test]
+    fn stack_is_the_most_frequent_not_the_first_or_last() {
+        let mut t = FutexTotals::default();
+        // Tick 1: a rare call site (stack 7) is the first seen.
+        t.begin_tick();
+        let mut rare = entry(21, 20, 0x80, 3, 3);
+        rare.ustack = 7;
+        t.feed(&rare);
+        assert_eq!(t.end_tick(0).stacks, vec![(0, 7)]);
+        // Ticks 2-5: the hot site (stack 8) has 20 contended waits a tick.
+        let mut hot = entry(22, 20, 0x80, 0, 0);
+        hot.ustack = 8;
+        for _ in 0..4 {
+            hot.counts.calls += 20;
+            hot.counts.contended += 20;
+            t.begin_tick();
+            t.feed(&rare);
+            t.feed(&hot);
+            assert_eq!(t.end_tick(0).stacks, vec![(0, 8)]);
+        }
+        // Tick 6: the rare site waits more than the hot one this tick, not overall.
+        rare.counts.calls += 30;
+        rare.counts.contended += 30;
+        hot.counts.calls += 5;
+        hot.counts.contended += 5;
+        t.begin_tick();
+        t.feed(&rare);
+        t.feed(&hot);
+        let tables = t.end_tick(0);
+        assert_eq!(tables.stacks, vec![(0, 8)]);
+        assert_eq!(tables.futexes[0].last_tid, 22, "a waiter with that stack");
+    }
+
+    /// Past STACKS_PER_WORD distinct stacks, a new one replaces the lightest only when it
+    /// weighs as much; the heaviest is never lost.
+    #[test]
+    fn stacks_per_word_are_bounded() {
+        let mut w = Word::default();
+        w.weigh_stack(1, 100, 1);
+        for id in 2..=20 {
+            w.weigh_stack(id, id as u64, id as u32);
+        }
+        assert_eq!(w.stacks.len(), STACKS_PER_WORD);
+        assert_eq!(w.top_stack().unwrap().id, 1);
+        assert!(w.stacks.iter().any(|s| s.id == 20));
+        w.weigh_stack(1, 0, 9);
+        assert_eq!(w.top_stack().unwrap().tid, 9);
     }
 
     #[test]

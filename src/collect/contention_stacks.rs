@@ -1,7 +1,7 @@
 //! The futex waiter stacks of the contention collector: the words with the most
-//! contended waits each tick get their waiter's stack named, unwound from the BPF side's
-//! copy (DWARF) or walked by frame pointers, and cached; copies of gone processes are
-//! deleted from the kernel map.
+//! contended waits each tick get their most frequent waiter stack named, unwound from
+//! the BPF side's copies (DWARF) or walked by frame pointers, and cached; copies of gone
+//! processes are deleted from the kernel map.
 
 use libbpf_rs::{MapCore, MapFlags};
 
@@ -12,10 +12,10 @@ use crate::collect::symbols::MAX_NEW_PER_TICK;
 use crate::collect::unwind::{StackCopy, Stop};
 use crate::model::contention::FutexSample;
 
-/// The key of a word's stack copy: (tid 0, process, word) as `struct ttop_futex_key`.
-fn copy_key(pid: u32, uaddr: u64) -> Vec<u8> {
+/// The key of a word's stack copy: (stack id, process, word) as `struct ttop_futex_key`.
+fn copy_key(pid: u32, uaddr: u64, id: i32) -> Vec<u8> {
     let k = types::ttop_futex_key {
-        tid: 0,
+        tid: id as u32,
         tgid: pid,
         uaddr,
     };
@@ -43,14 +43,103 @@ pub(super) fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
         .collect()
 }
 
+/// The stacks unwound from the copies of one (process, word, frame-pointer stack id),
+/// each weighted by the contended waits of the intervals in which it was the word's
+/// latest copy: the BPF side re-copies a waiter's stack with each frame-pointer walk it
+/// keeps (an entry's first contended wait, then one in 64), so when two call sites end
+/// their frame-pointer walks at one libc instruction (one stack id), the copies still
+/// sample both and the heavier one is shown.
+#[derive(Default)]
+pub(super) struct DwarfStacks {
+    /// Hash of the copy last unwound: an unchanged copy is no new sample.
+    last_copy: u64,
+    /// `stacks` index of the latest copy's stack (None: it did not unwind).
+    latest: Option<usize>,
+    stacks: Vec<DwarfStack>,
+}
+
+struct DwarfStack {
+    ips: Vec<u64>,
+    waits: u64,
+    caller: String,
+    frames: Vec<String>,
+}
+
+/// Distinct unwound stacks remembered per (word, stack id); a new one replaces the
+/// lightest, never the heaviest.
+const DWARF_STACKS_PER_WORD: usize = 4;
+
+impl DwarfStacks {
+    /// The latest copy unwound to `ips` (named by `name` when new): that stack is the
+    /// latest, or None when it cannot be kept (no naming budget left, or every slot is
+    /// heavier and full).
+    fn sample(
+        &mut self,
+        ips: Vec<u64>,
+        name: impl FnOnce(&[u64]) -> Option<(String, Vec<String>)>,
+    ) -> Option<usize> {
+        if let Some(i) = self.stacks.iter().position(|s| s.ips == ips) {
+            return Some(i);
+        }
+        let (caller, frames) = name(&ips)?;
+        let new = DwarfStack {
+            ips,
+            waits: 0,
+            caller,
+            frames,
+        };
+        if self.stacks.len() < DWARF_STACKS_PER_WORD {
+            self.stacks.push(new);
+            return Some(self.stacks.len() - 1);
+        }
+        let heaviest = self.heaviest()?;
+        let (i, _) = self
+            .stacks
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != heaviest)
+            .min_by_key(|(_, s)| s.waits)?;
+        self.stacks[i] = new;
+        Some(i)
+    }
+
+    fn heaviest(&self) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, s) in self.stacks.iter().enumerate() {
+            if best.is_none_or(|b| s.waits > self.stacks[b].waits) {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// (caller, frames) of the stack with the most waits.
+    fn top(&self) -> Option<(&str, &[String])> {
+        self.heaviest().map(|i| {
+            (
+                self.stacks[i].caller.as_str(),
+                self.stacks[i].frames.as_slice(),
+            )
+        })
+    }
+}
+
 impl ContentionCollector {
-    /// The stack of futex word `uaddr` of `pid` unwound from its copy with the modules'
-    /// unwind tables, when the BPF side kept one and the walk got past the first frame.
-    fn dwarf_ips(&mut self, pid: u32, uaddr: u64, now: u64) -> Option<Vec<u64>> {
+    /// The latest copy of stack `id` of futex word `uaddr` of `pid`, when the BPF side
+    /// kept one: (hash of the copy, the stack unwound from it with the modules' unwind
+    /// tables, or None when the walk did not get past the first frame).
+    fn dwarf_copy(
+        &mut self,
+        pid: u32,
+        uaddr: u64,
+        id: i32,
+        last_copy: u64,
+        now: u64,
+    ) -> Option<(u64, Option<Vec<u64>>)> {
         if !cfg!(target_arch = "x86_64") || self.no_dwarf {
             return None;
         }
-        let key = copy_key(pid, uaddr);
+        let key = copy_key(pid, uaddr, id);
         let v = self
             .skel
             .maps
@@ -61,11 +150,21 @@ impl ContentionCollector {
         if c.len == 0 || c.tgid != pid {
             return None;
         }
+        let bytes = &c.bytes[..(c.len as usize).min(c.bytes.len())];
+        let hash = {
+            use std::hash::{BuildHasher, Hash, Hasher};
+            let mut h = foldhash::fast::FixedState::default().build_hasher();
+            (c.ip, c.sp, c.bp, bytes).hash(&mut h);
+            h.finish()
+        };
+        if hash == last_copy {
+            return Some((hash, None));
+        }
         let copy = StackCopy {
             ip: c.ip,
             sp: c.sp,
             bp: c.bp,
-            bytes: &c.bytes[..(c.len as usize).min(c.bytes.len())],
+            bytes,
         };
         let syms = &mut self.syms;
         let (ips, stop) = self
@@ -74,7 +173,46 @@ impl ContentionCollector {
         if stop == Stop::StackCut {
             self.syms.frames.stack_cut += 1;
         }
-        (ips.len() > 1).then_some(ips)
+        Some((hash, (ips.len() > 1).then_some(ips)))
+    }
+
+    /// Give `waits` contended waits of word `uaddr` of `pid` (stack `id`) to the stack of
+    /// its latest copy, unwinding the copy when it is new (`budget`: new stacks that may
+    /// still be named this tick), and return the word's heaviest DWARF stack.
+    fn dwarf_named(
+        &mut self,
+        pid: u32,
+        uaddr: u64,
+        id: i32,
+        waits: u64,
+        budget: &mut usize,
+        now: u64,
+    ) -> Option<(String, Vec<String>)> {
+        let mut w = self
+            .dwarf_words
+            .remove(&(pid, uaddr, id))
+            .unwrap_or_default();
+        if let Some((hash, unwound)) = self.dwarf_copy(pid, uaddr, id, w.last_copy, now) {
+            if hash != w.last_copy {
+                w.last_copy = hash;
+                w.latest = unwound.and_then(|ips| {
+                    w.sample(ips, |ips| {
+                        (*budget > 0).then(|| {
+                            *budget -= 1;
+                            self.syms.name_user_ips(pid, ips, now)
+                        })
+                    })
+                });
+            }
+        }
+        if let Some(i) = w.latest {
+            w.stacks[i].waits += waits;
+        }
+        let top = w.top().map(|(c, f)| (c.to_string(), f.to_vec()));
+        if !w.stacks.is_empty() || w.last_copy != 0 {
+            self.dwarf_words.insert((pid, uaddr, id), w);
+        }
+        top
     }
 
     /// Name the waiter stacks of the futex words with the most contended waits this
@@ -100,23 +238,15 @@ impl ContentionCollector {
             .collect();
         ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
         let mut new_budget = MAX_NEW_PER_TICK;
-        for &(_, i, id) in ranked.iter().take(TOP_STACKS) {
+        for &(waits, i, id) in ranked.iter().take(TOP_STACKS) {
             let pid = futexes[i].tgid;
             let uaddr = futexes[i].uaddr;
-            // Unwound from its copy and named before.
-            if let Some((caller, frames)) = self.dwarf_named.get(&(pid, uaddr)) {
-                futexes[i].caller = caller.clone();
-                futexes[i].stack = frames.clone();
-                continue;
-            }
-            if new_budget > 0
-                && let Some(ips) = self.dwarf_ips(pid, uaddr, now)
+            // Unwound from the BPF side's copies: the heaviest of the stacks sampled.
+            if let Some((caller, frames)) =
+                self.dwarf_named(pid, uaddr, id, waits, &mut new_budget, now)
             {
-                new_budget -= 1;
-                let (caller, frames) = self.syms.name_user_ips(pid, &ips, now);
-                futexes[i].caller = caller.clone();
-                futexes[i].stack = frames.clone();
-                self.dwarf_named.insert((pid, uaddr), (caller, frames));
+                futexes[i].caller = caller;
+                futexes[i].stack = frames;
                 continue;
             }
             // Named before: neither the stack map nor /proc is read again.
@@ -162,11 +292,11 @@ impl ContentionCollector {
     /// Stack copies and their names of processes with no futex word left (gone): the
     /// kernel entries are deleted so the map (TTOP_USTACK_COPIES) does not fill up.
     fn forget_dead_copies(&mut self, futexes: &[FutexSample]) {
-        if self.dwarf_named.is_empty() && self.no_dwarf {
+        if self.dwarf_words.is_empty() && self.no_dwarf {
             return;
         }
         let live: foldhash::HashSet<u32> = futexes.iter().map(|f| f.tgid).collect();
-        self.dwarf_named.retain(|(p, _), _| live.contains(p));
+        self.dwarf_words.retain(|(p, _, _), _| live.contains(p));
         let dead: Vec<Vec<u8>> = self
             .skel
             .maps
@@ -180,5 +310,37 @@ impl ContentionCollector {
         for k in dead {
             let _ = self.skel.maps.ustack_copies.delete(&k);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(ips: &[u64]) -> Option<(String, Vec<String>)> {
+        Some((format!("f{}", ips[0]), vec![format!("f{}", ips[0])]))
+    }
+
+    /// Each sample's stack gets the waits given while it is the latest; the heaviest is
+    /// shown; a new stack past the bound replaces the lightest, never the heaviest.
+    #[test]
+    fn the_heaviest_sampled_stack_is_shown() {
+        let mut d = DwarfStacks::default();
+        d.latest = d.sample(vec![1, 9], named);
+        d.stacks[d.latest.unwrap()].waits += 10;
+        assert_eq!(d.top().unwrap().0, "f1");
+        d.latest = d.sample(vec![2, 9], named);
+        d.stacks[d.latest.unwrap()].waits += 30;
+        assert_eq!(d.top().unwrap().0, "f2");
+        // The same stack again is found, not named again.
+        assert_eq!(d.sample(vec![1, 9], |_| None), Some(0));
+        for ip in 3..=6 {
+            let i = d.sample(vec![ip, 9], named).unwrap();
+            d.stacks[i].waits += 1;
+        }
+        assert_eq!(d.stacks.len(), DWARF_STACKS_PER_WORD);
+        assert_eq!(d.top().unwrap().0, "f2");
+        // No naming budget: a new stack is not kept.
+        assert_eq!(d.sample(vec![7, 9], |_| None), None);
     }
 }
