@@ -359,7 +359,6 @@ fn a_words_stack_is_its_most_frequent_one() {
     });
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut out.unwrap(), &mut rest).unwrap();
-    let kv = parse_kv(&rest);
     eprintln!("twosites: {rest}");
     let rows: Vec<(u64, Vec<String>)> = frames
         .iter()

@@ -152,10 +152,8 @@ impl ContentionCollector {
         }
         let bytes = &c.bytes[..(c.len as usize).min(c.bytes.len())];
         let hash = {
-            use std::hash::{BuildHasher, Hash, Hasher};
-            let mut h = foldhash::fast::FixedState::default().build_hasher();
-            (c.ip, c.sp, c.bp, bytes).hash(&mut h);
-            h.finish()
+            use std::hash::BuildHasher;
+            foldhash::fast::FixedState::default().hash_one((c.ip, c.sp, c.bp, bytes))
         };
         if hash == last_copy {
             return Some((hash, None));
@@ -192,18 +190,18 @@ impl ContentionCollector {
             .dwarf_words
             .remove(&(pid, uaddr, id))
             .unwrap_or_default();
-        if let Some((hash, unwound)) = self.dwarf_copy(pid, uaddr, id, w.last_copy, now) {
-            if hash != w.last_copy {
-                w.last_copy = hash;
-                w.latest = unwound.and_then(|ips| {
-                    w.sample(ips, |ips| {
-                        (*budget > 0).then(|| {
-                            *budget -= 1;
-                            self.syms.name_user_ips(pid, ips, now)
-                        })
+        if let Some((hash, unwound)) = self.dwarf_copy(pid, uaddr, id, w.last_copy, now)
+            && hash != w.last_copy
+        {
+            w.last_copy = hash;
+            w.latest = unwound.and_then(|ips| {
+                w.sample(ips, |ips| {
+                    (*budget > 0).then(|| {
+                        *budget -= 1;
+                        self.syms.name_user_ips(pid, ips, now)
                     })
-                });
-            }
+                })
+            });
         }
         if let Some(i) = w.latest {
             w.stacks[i].waits += waits;
