@@ -116,8 +116,15 @@ static __always_inline struct ttop_thread_state *my_state(bool create)
 volatile __u32 lock_tp_ok;
 volatile __u64 tick_gen = 1;
 
+/* Set at load: TTOP_USTACKS=off keeps no futex user stacks (the benchmark's baseline for
+ * what keeping them costs). */
+const volatile __u32 ustacks_off = 0;
+
 /* Read by user space. */
 __u64 cdrops[CDROP__COUNT];
+/* Futex user stacks kept: [0] frame-pointer walks taken, [1] stack copies taken, [2] ns
+ * spent walking and copying them. */
+__u64 ustack_stats[3];
 /* New entries per walked map (TTOP_INS_*): while a count stands still, user space looks
  * up the keys it already knows instead of walking every bucket. */
 __u64 inserts[TTOP_INS_CONTENTION];

@@ -189,7 +189,8 @@ static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid)
 		c->len = 1024;
 	else
 		c->len = 0;
-	bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY);
+	if (c->len && !bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY))
+		__sync_fetch_and_add(&ustack_stats[1], 1);
 }
 
 /* The (thread, word) entry of the current thread, created zeroed if missing. */
@@ -340,15 +341,17 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	/* A user stack walk per contended wait is too much under a storm: take the first
 	 * one, then one in 64. */
-	if (s->ustack < 0 || (s->contended & 63) == 0) {
+	if (!ustacks_off && (s->ustack < 0 || (s->contended & 63) == 0)) {
 		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
 		if (sid >= 0) {
 			s->ustack = sid;
+			__sync_fetch_and_add(&ustack_stats[0], 1);
 			copy_ustack(pid_tgid >> 32, c->uaddr, sid);
 		} else if (s->ustack < 0) {
 			cdrop(CDROP_STACKS);
 		}
+		__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - now);
 	}
 	return 0;
 }

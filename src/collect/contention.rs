@@ -122,6 +122,12 @@ impl ContentionCollector {
         // bpf/lock_stacks.h). Without them every contention takes a full stack walk,
         // as TTOP_LOCK_STACK_CACHE=off asks (for comparisons).
         let cache_off = std::env::var_os("TTOP_LOCK_STACK_CACHE").is_some_and(|v| v == "off");
+        // TTOP_USTACKS=off: no futex user stacks (what keeping them costs, for the bench).
+        if std::env::var_os("TTOP_USTACKS").is_some_and(|v| v == "off")
+            && let Some(ro) = open.maps.rodata_data.as_deref_mut()
+        {
+            ro.ustacks_off = 1;
+        }
         if let (Some(ro), Some(k), false) = (
             open.maps.rodata_data.as_deref_mut(),
             kallsyms::get(),
@@ -438,10 +444,15 @@ impl ContentionCollector {
         map_read::delete_all(&maps.locks, &stale);
         stale.clear();
 
+        let t0 = std::time::Instant::now();
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
+        self.syms.frames.named_ns += t0.elapsed().as_nanos() as u64;
         out.user_frames = self.syms.frames;
 
         let bss = self.bss();
+        out.user_frames.walks = bss.ustack_stats[0];
+        out.user_frames.copies = bss.ustack_stats[1];
+        out.user_frames.kept_ns = bss.ustack_stats[2];
         let d = bss.cdrops;
         out.drops = ContentionDrops {
             futexes: d[0],

@@ -164,6 +164,7 @@ impl ContentionCollector {
             bp: c.bp,
             bytes,
         };
+        self.syms.frames.unwound += 1;
         let syms = &mut self.syms;
         let (ips, stop) = self
             .unwinder

@@ -159,6 +159,21 @@ pub struct UserFrames {
     /// Stacks whose CALLER is `?`: every frame lock code, or unnamed in the C library.
     #[serde(default)]
     pub no_caller: u64,
+    /// Futex waiter stacks kept by the BPF side: frame-pointer walks taken (an entry's
+    /// first contended wait, then one in 64), the user-stack copies taken with them, and
+    /// the new copies unwound in user space.
+    #[serde(default)]
+    pub walks: u64,
+    #[serde(default)]
+    pub copies: u64,
+    #[serde(default)]
+    pub unwound: u64,
+    /// Time keeping them: the BPF side's walks and copies (`kept_ns`), and user space
+    /// unwinding, naming and weighing the top words' stacks (`named_ns`).
+    #[serde(default)]
+    pub kept_ns: u64,
+    #[serde(default)]
+    pub named_ns: u64,
 }
 
 /// Everything the contention collector read in one tick.
@@ -419,6 +434,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             unreadable: 0,
             stack_cut: 0,
             no_caller: 0,
+            ..Default::default()
         },
         futex_ok: true,
         locks_ok: true,

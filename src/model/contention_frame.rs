@@ -504,6 +504,11 @@ fn user_frames(prev: Option<&ContentionSample>, cur: &ContentionSample) -> UserF
         unreadable: delta(p.unreadable, c.unreadable),
         stack_cut: delta(p.stack_cut, c.stack_cut),
         no_caller: delta(p.no_caller, c.no_caller),
+        walks: delta(p.walks, c.walks),
+        copies: delta(p.copies, c.copies),
+        unwound: delta(p.unwound, c.unwound),
+        kept_ns: delta(p.kept_ns, c.kept_ns),
+        named_ns: delta(p.named_ns, c.named_ns),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod micro;
 pub mod procs;
 pub mod profile_cost;
 pub mod run;
+pub mod stack_cost;
 
 use std::fmt::Write as _;
 
@@ -159,6 +160,8 @@ pub const ROW_KEYS: &[&str] = &[
     "bpf-churn-total",
     "bpf-mutex-total",
     "bpf-spin-total",
+    "stack-storm",
+    "stack-cost",
     "slow-churn-ttop",
     "slow-churn-top",
     "slow-mutex-ttop",
@@ -282,6 +285,7 @@ pub fn run(opts: &Opts) -> Vec<Row> {
     }
     if opts.wants(2) {
         rows.extend(run::bpf_cost(opts));
+        rows.extend(stack_cost::stack_cost(opts));
     }
     if opts.wants(3) {
         rows.extend(run::slowdown(opts));

@@ -290,9 +290,14 @@ pub struct JsonTtop {
 
 impl JsonTtop {
     pub fn spawn(args: &[&str]) -> JsonTtop {
+        Self::spawn_env(args, &[])
+    }
+
+    pub fn spawn_env(args: &[&str], env: &[(&str, &str)]) -> JsonTtop {
         let mut child = Command::new(ttop_bin())
             .arg("--json")
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
