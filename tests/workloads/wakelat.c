@@ -5,9 +5,10 @@
 // NICE is the sleeper's nice value (a high one makes it wait behind the spinners).
 // usage: wakelat CPU SPINNERS SECS SLEEP_US NICE
 // prints: pid=P tid=T, then at the end one line per wakeup "w WALL_NS LATE_NS"
-// (WALL_NS: CLOCK_REALTIME when it ran again), "gap MAX_NS" (the longest time between
-// one wakeup's measure and the next sleep: a preemption there is a wait for the CPU
-// that no LATE_NS holds) and "wakeups=N".
+// (WALL_NS: CLOCK_REALTIME when it ran again), "gap MAX_NS" (the longest time the thread
+// was out of its measured sleeps: from its start to the first sleep, between one wakeup's
+// measure and the next sleep, and from the last wakeup to stopping the spinners; a
+// preemption there is a wait for the CPU that no LATE_NS holds) and "wakeups=N".
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -54,10 +55,12 @@ int main(int argc, char **argv) {
     pthread_t t[64];
     if (k > 64) k = 64;
     pin(cpu);
+    // From here on the thread is never asleep except in the measured nanosleeps (and the
+    // final join): a preemption anywhere else falls inside some gap.
+    long long prev_after = ns(CLOCK_MONOTONIC), max_gap = 0;
     for (int i = 0; i < k; i++) pthread_create(&t[i], NULL, spinner, NULL);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_v);
-    long long prev_after = ns(CLOCK_MONOTONIC), max_gap = 0;
     printf("pid=%d tid=%ld\n", getpid(), syscall(SYS_gettid));
     fflush(stdout);
     long cap = (long)(secs * 1e6 / sleep_us) + 16;
@@ -77,6 +80,10 @@ int main(int argc, char **argv) {
         prev_after = after;
     }
     atomic_store(&stop, 1);
+    // Preempted between the last measure and telling the spinners to stop, the nice
+    // sleeper waits behind them for as long as they keep spinning.
+    long long stopped = ns(CLOCK_MONOTONIC);
+    if (stopped - prev_after > max_gap) max_gap = stopped - prev_after;
     for (int i = 0; i < k; i++) pthread_join(t[i], NULL);
     for (long i = 0; i < n; i++) printf("w %lld %lld\n", wall[i], late[i]);
     printf("gap %lld\nwakeups=%ld\n", max_gap, n);
