@@ -19,9 +19,8 @@ static KALLSYMS: OnceLock<Option<Kallsyms>> = OnceLock::new();
 pub fn get() -> Option<&'static Kallsyms> {
     KALLSYMS
         .get_or_init(|| {
-            std::fs::read_to_string("/proc/kallsyms")
-                .ok()
-                .and_then(|t| Kallsyms::parse(&t))
+            let f = std::fs::File::open("/proc/kallsyms").ok()?;
+            Kallsyms::parse_from(std::io::BufReader::with_capacity(1 << 16, f))
         })
         .as_ref()
 }
@@ -44,9 +43,21 @@ pub fn lookup(addr: u64) -> Option<(&'static str, u64)> {
 impl Kallsyms {
     /// Parse kallsyms text ("ffffffff813424a0 t flush_tlb_func\t[module]").
     pub fn parse(text: &str) -> Option<Self> {
-        let mut syms = Vec::with_capacity(text.len() / 40);
-        let mut names = String::with_capacity(text.len() / 2);
-        for line in text.as_bytes().split(|&c| c == b'\n') {
+        Self::parse_from(text.as_bytes())
+    }
+
+    /// Parse kallsyms line by line as it is read: the text (5 MB here) is never held
+    /// whole, and the table is trimmed to what it holds (it stays for ttop's life).
+    pub fn parse_from(mut r: impl std::io::BufRead) -> Option<Self> {
+        let mut syms = Vec::new();
+        let mut names = String::new();
+        let mut line = Vec::with_capacity(256);
+        loop {
+            line.clear();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
             let mut it = line
                 .split(|c| c.is_ascii_whitespace())
                 .filter(|f| !f.is_empty());
@@ -62,6 +73,8 @@ impl Kallsyms {
             syms.push((addr, names.len() as u32, name.len() as u32));
             names.push_str(name);
         }
+        syms.shrink_to_fit();
+        names.shrink_to_fit();
         if syms.iter().all(|s| s.0 == 0) {
             return None;
         }

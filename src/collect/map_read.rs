@@ -9,8 +9,12 @@ use std::os::fd::AsRawFd;
 use libbpf_rs::MapCore;
 use libbpf_rs::libbpf_sys;
 
-/// Entries asked for per batch call.
+/// Entries asked for per batch call, at most.
 const BATCH: usize = 4096;
+/// Bytes of keys and values asked for per batch call, at most: the buffers live for the
+/// thread's life, and 4096 entries of a big value (the per-thread scheduler entries)
+/// held 3.3 MB of it; a few more syscalls a tick cost less than keeping that.
+const BATCH_BYTES: usize = 256 << 10;
 
 thread_local! {
     /// (keys, values) buffers: one collector thread reads every map, so one pair serves.
@@ -46,7 +50,7 @@ fn batch<M: MapCore + ?Sized>(
     f: &mut impl FnMut(&[u8], &[u8]),
 ) -> bool {
     let fd = map.as_fd().as_raw_fd();
-    let mut want = BATCH;
+    let mut want = (BATCH_BYTES / (ks + vs)).clamp(16, BATCH);
     // The batch token: a bucket index for hash maps (4 bytes); sized generously.
     let tok = ks.max(8);
     let (mut in_tok, mut out_tok) = (vec![0u8; tok], vec![0u8; tok]);

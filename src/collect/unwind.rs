@@ -11,13 +11,36 @@
 //! gets framehop's frame-pointer rule.
 
 use std::collections::HashMap;
-use std::ops::Range;
+use std::ops::{Deref, Range};
+use std::sync::{Arc, Weak};
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder as _};
 use object::{Object, ObjectSection, ObjectSegment};
 
-use super::vma::Mapping;
+use super::vma::{FileId, Mapping};
+
+/// A module's section: a range of the file's mapping (read in place: only the pages a
+/// walk touches become resident), or its bytes when the section is compressed. Copying
+/// every section held 5 to 7 MB per few modules (the text alone is megabytes).
+#[derive(Default)]
+pub enum SectionBytes {
+    #[default]
+    Empty,
+    Mapped(Arc<memmap2::Mmap>, Range<usize>),
+    Owned(Vec<u8>),
+}
+
+impl Deref for SectionBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Mapped(m, r) => &m[r.clone()],
+            Self::Owned(v) => v,
+            Self::Empty => &[],
+        }
+    }
+}
 
 /// A process's unwinder is dropped this long after it was built (its modules may have
 /// been unmapped or replaced since).
@@ -37,7 +60,7 @@ pub struct StackCopy<'a> {
 
 struct ProcUnwinder {
     since_ns: u64,
-    unwinder: UnwinderX86_64<Vec<u8>>,
+    unwinder: UnwinderX86_64<SectionBytes>,
     /// Address ranges with a module, and those whose file gave none (not asked again).
     have: Vec<Range<u64>>,
     none: Vec<Range<u64>>,
@@ -47,6 +70,8 @@ struct ProcUnwinder {
 pub struct DwarfUnwinder {
     procs: HashMap<u32, ProcUnwinder>,
     cache: Option<CacheX86_64>,
+    /// Each file's mapping, shared by the processes that map it (libc is mapped once).
+    files: HashMap<FileId, Weak<memmap2::Mmap>>,
 }
 
 /// Why an unwind stopped early (counted by the caller).
@@ -104,7 +129,8 @@ impl DwarfUnwinder {
                 return (frames, stop);
             }
             added += 1;
-            match mapping(a).and_then(|m| load_module(pid, &m).map(|md| (m, md))) {
+            let files = &mut self.files;
+            match mapping(a).and_then(|m| load_module(pid, &m, files).map(|md| (m, md))) {
                 Some((_, md)) => {
                     pu.have.push(md.avma_range());
                     pu.unwinder.add_module(md);
@@ -117,6 +143,7 @@ impl DwarfUnwinder {
     /// Forget processes that are gone.
     pub fn retain_pids(&mut self, live: impl Fn(u32) -> bool) {
         self.procs.retain(|p, _| live(*p));
+        self.files.retain(|_, f| f.strong_count() > 0);
     }
 
     pub fn len(&self) -> usize {
@@ -129,7 +156,7 @@ impl DwarfUnwinder {
 }
 
 fn walk(
-    unwinder: &UnwinderX86_64<Vec<u8>>,
+    unwinder: &UnwinderX86_64<SectionBytes>,
     cache: &mut CacheX86_64,
     copy: &StackCopy,
 ) -> (Vec<u64>, Stop) {
@@ -161,25 +188,37 @@ fn walk(
 }
 
 /// The unwind sections of the file behind `m`, placed where the process mapped it.
-fn load_module(pid: u32, m: &Mapping) -> Option<Module<Vec<u8>>> {
+fn load_module(
+    pid: u32,
+    m: &Mapping,
+    files: &mut HashMap<FileId, Weak<memmap2::Mmap>>,
+) -> Option<Module<SectionBytes>> {
     if !m.path.starts_with('/') {
         return None;
     }
     // Through the process's root (containers); a file deleted or replaced since it was
     // mapped is still there through map_files (root only).
-    let path = format!("/proc/{pid}/root{}", m.path);
-    let mapped = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
-    let f = if m.path.ends_with(" (deleted)") {
-        std::fs::File::open(&mapped).ok()?
-    } else {
-        std::fs::File::open(&path)
-            .or_else(|_| std::fs::File::open(&mapped))
-            .ok()?
+    let data = match files.get(&m.file).and_then(Weak::upgrade) {
+        Some(d) => d,
+        None => {
+            let path = format!("/proc/{pid}/root{}", m.path);
+            let mapped = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
+            let f = if m.path.ends_with(" (deleted)") {
+                std::fs::File::open(&mapped).ok()?
+            } else {
+                std::fs::File::open(&path)
+                    .or_else(|_| std::fs::File::open(&mapped))
+                    .ok()?
+            };
+            // SAFETY: a read-only private mapping of a file; a file truncated under us
+            // can fault, as for any reader of binaries (perf, gdb); ttop reads only the
+            // sections.
+            let d = Arc::new(unsafe { memmap2::Mmap::map(&f) }.ok()?);
+            files.insert(m.file, Arc::downgrade(&d));
+            d
+        }
     };
-    // SAFETY: a read-only private mapping of a file; a file truncated under us can
-    // fault, as for any reader of binaries (perf, gdb); ttop reads only the sections.
-    let data = unsafe { memmap2::Mmap::map(&f) }.ok()?;
-    let obj = object::File::parse(&*data).ok()?;
+    let obj = object::File::parse(&data[..]).ok()?;
     // The load bias: where the segment holding the mapped file offset was placed.
     let seg = obj.segments().find(|s| {
         let (off, size) = s.file_range();
@@ -194,14 +233,21 @@ fn load_module(pid: u32, m: &Mapping) -> Option<Module<Vec<u8>>> {
     if lo >= hi {
         return None;
     }
-    let section = |name: &str| -> (Option<Range<u64>>, Option<Vec<u8>>) {
-        match obj.section_by_name(name) {
-            Some(s) => (
-                Some(s.address()..s.address() + s.size()),
-                s.uncompressed_data().ok().map(|d| d.into_owned()),
-            ),
-            None => (None, None),
-        }
+    let section = |name: &str| -> (Option<Range<u64>>, Option<SectionBytes>) {
+        let Some(s) = obj.section_by_name(name) else {
+            return (None, None);
+        };
+        let svma = Some(s.address()..s.address() + s.size());
+        let bytes = match s.uncompressed_data() {
+            Ok(std::borrow::Cow::Borrowed(b)) => {
+                // A slice of `data`: its place in the mapping.
+                let at = b.as_ptr() as usize - data.as_ptr() as usize;
+                Some(SectionBytes::Mapped(Arc::clone(&data), at..at + b.len()))
+            }
+            Ok(std::borrow::Cow::Owned(v)) => Some(SectionBytes::Owned(v)),
+            Err(_) => None,
+        };
+        (svma, bytes)
     };
     let (text_svma, text) = section(".text");
     let (eh_frame_svma, eh_frame) = section(".eh_frame");
