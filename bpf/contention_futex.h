@@ -42,6 +42,27 @@ struct {
 	__type(value, struct ttop_ustack_copy);
 } ustack_scratch SEC(".maps");
 
+/* The mmap_lock rows' own stack walks and copies (bpf/contention_mmap.h), kept apart
+ * from the futex words': a thread-churning process has a new waiter thread on its
+ * mmap_lock every few microseconds, and their walks and copies filled the maps the futex
+ * rows need (seed 000's stack-cache waiters lost their stacks). Copies of threads with no
+ * row left are deleted by user space each tick; until then a full map only costs new
+ * mmap_lock rows their copy. (Not LRU: a small LRU map evicts long before it is full.) */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_MMAP_STACKS);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} mmap_ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MMAP_USTACK_COPIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ttop_futex_key);
+	__type(value, struct ttop_ustack_copy);
+} mmap_ustack_copies SEC(".maps");
+
 /* ---------------------------------------------------------------- futex */
 
 static __always_inline __u32 futex_kind(__u32 cmd, __u32 *flags)
@@ -162,7 +183,7 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bo
  * apart. The element is replaced whole (never written in place), so a reader sees one
  * copy or the other, never a mix. The top may be nearer than TTOP_USTACK_BYTES (a main
  * thread's stack ends at the top of its mapping): then a smaller read is tried. */
-static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid)
+static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid, bool mmap_row)
 {
 	struct ttop_futex_key k = { .tid = sid, .tgid = tgid, .uaddr = uaddr };
 	struct ttop_ustack_copy *c;
@@ -189,7 +210,10 @@ static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid)
 		c->len = 1024;
 	else
 		c->len = 0;
-	if (c->len && !bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY))
+	if (!c->len)
+		return;
+	if (mmap_row ? !bpf_map_update_elem(&mmap_ustack_copies, &k, c, BPF_ANY)
+		     : !bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY))
 		__sync_fetch_and_add(&ustack_stats[1], 1);
 }
 
@@ -347,7 +371,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 		if (sid >= 0) {
 			s->ustack = sid;
 			__sync_fetch_and_add(&ustack_stats[0], 1);
-			copy_ustack(pid_tgid >> 32, c->uaddr, sid);
+			copy_ustack(pid_tgid >> 32, c->uaddr, sid, false);
 		} else if (s->ustack < 0) {
 			cdrop(CDROP_STACKS);
 		}

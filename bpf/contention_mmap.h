@@ -246,8 +246,37 @@ static __always_inline void blame_longest_hold(struct ttop_mm_state *st, struct 
 	}
 }
 
-static __always_inline void mmap_add_wait(struct ttop_mm_state *st, struct ttop_mmap_op *op, __u32 tid,
-					  __u32 tgid, __u64 dur, struct mm_struct *mm)
+/* The user stack of an mmap_lock row (a waiter's, or a holder's whose hold was contended):
+ * walked by frame pointers at the row's first event and then one in 64 (`n` counts them),
+ * each walk with a copy for the DWARF unwinder. The copy is keyed by thread, not by the
+ * walk's stack id: through glibc's frame-pointer-less mmap/munmap wrappers the walk's
+ * second frame is whatever the register held, a new stack id nearly every time, and
+ * copies keyed by it filled the copy map. A thread has one copy per role (uaddr 0 for a
+ * wait, 1 for a hold), replaced with each walk. Walks and copies go to maps of their own
+ * (mmap_ustacks, mmap_ustack_copies), never the futex rows'. */
+static __always_inline void mmap_ustack(void *ctx, struct ttop_mmap_stats *s, __u64 n, __u32 tid,
+					__u32 tgid, __u64 role)
+{
+	__u64 t0;
+	long sid;
+
+	if (ustacks_off || (s->ustack >= 0 && (n & 63) != 0))
+		return;
+	t0 = bpf_ktime_get_ns();
+	sid = bpf_get_stackid(ctx, &mmap_ustacks, BPF_F_USER_STACK);
+	if (sid >= 0) {
+		s->ustack = sid;
+		__sync_fetch_and_add(&ustack_stats[0], 1);
+	} else if (s->ustack < 0) {
+		cdrop(CDROP_STACKS);
+	}
+	s->ustack_tid = tid;
+	copy_ustack(tgid, role, tid, true);
+	__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - t0);
+}
+
+static __always_inline void mmap_add_wait(void *ctx, struct ttop_mm_state *st, struct ttop_mmap_op *op,
+					  __u32 tid, __u32 tgid, __u64 dur, struct mm_struct *mm)
 {
 	struct ttop_mmap_key key = {};
 	struct ttop_mmap_stats *s, z = {};
@@ -257,11 +286,13 @@ static __always_inline void mmap_add_wait(struct ttop_mm_state *st, struct ttop_
 	key.waiter_tid = tid;
 	z.waiter_tgid = tgid;
 	z.holder_tid = op->holder_tid;
+	z.ustack = -1;
 	bpf_get_current_comm(&z.comm, sizeof(z.comm));
 	s = get_or_init(&mmap_waits, &key, &z, CDROP_MMAP, TTOP_INS_MMAP_WAITS);
 	if (!s)
 		return;
 	__sync_fetch_and_add(&s->waits, 1);
+	mmap_ustack(ctx, s, s->waits, tid, tgid, 0);
 	__sync_fetch_and_add(&s->wait_ns, dur);
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	s->last_ns = op->start_ns + dur;
@@ -338,7 +369,7 @@ static __always_inline int mmap_start(struct mm_struct *mm, bool write)
 	return 0;
 }
 
-static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool success)
+static __always_inline int mmap_acquired(void *ctx, struct mm_struct *mm, bool write, bool success)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
@@ -389,7 +420,7 @@ static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool 
 			 * threads queued behind a queued writer wait for the holder, not it. */
 			if (st)
 				blame_longest_hold(st, op, granted);
-			mmap_add_wait(st, op, tid, tgid, dur, mm);
+			mmap_add_wait(ctx, st, op, tid, tgid, dur, mm);
 		} else {
 			/* Uncontended: the lock was taken right after start_locking; the
 			 * thread may have been preempted before this event fired. */
@@ -417,7 +448,7 @@ static __always_inline int mmap_acquired(struct mm_struct *mm, bool write, bool 
 	return 0;
 }
 
-static __always_inline int mmap_released(struct mm_struct *mm, bool write)
+static __always_inline int mmap_released(void *ctx, struct mm_struct *mm, bool write)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32;
@@ -443,10 +474,12 @@ static __always_inline int mmap_released(struct mm_struct *mm, bool write)
 			k.waiter_tid = 0;
 			z.waiter_tgid = tgid;
 			z.holder_tid = tid;
+			z.ustack = -1;
 			bpf_get_current_comm(&z.comm, sizeof(z.comm));
 			s = get_or_init(&mmap_waits, &k, &z, CDROP_MMAP, TTOP_INS_MMAP_WAITS);
 			if (s) {
 				__sync_fetch_and_add(&s->holds, 1);
+				mmap_ustack(ctx, s, s->holds, tid, tgid, 1);
 				__sync_fetch_and_add(&s->hold_ns, now - op->acquired_ns);
 				s->holder_tid = tid;
 				s->last_ns = now;
@@ -498,16 +531,16 @@ SEC("raw_tp/mmap_lock_acquire_returned")
 int ttop_mmap_acquire_returned(__u64 *ctx)
 {
 	if (mmap_tp_old())
-		return mmap_acquired((struct mm_struct *)ctx[0], (bool)ctx[2], (bool)ctx[3]);
-	return mmap_acquired((struct mm_struct *)ctx[0], (bool)ctx[1], (bool)ctx[2]);
+		return mmap_acquired(ctx, (struct mm_struct *)ctx[0], (bool)ctx[2], (bool)ctx[3]);
+	return mmap_acquired(ctx, (struct mm_struct *)ctx[0], (bool)ctx[1], (bool)ctx[2]);
 }
 
 SEC("raw_tp/mmap_lock_released")
 int ttop_mmap_released(__u64 *ctx)
 {
 	if (mmap_tp_old())
-		return mmap_released((struct mm_struct *)ctx[0], (bool)ctx[2]);
-	return mmap_released((struct mm_struct *)ctx[0], (bool)ctx[1]);
+		return mmap_released(ctx, (struct mm_struct *)ctx[0], (bool)ctx[2]);
+	return mmap_released(ctx, (struct mm_struct *)ctx[0], (bool)ctx[1]);
 }
 
 #endif

@@ -121,6 +121,8 @@ enum ttop_drop {
  * does not end it. */
 #define TTOP_USTACK_BYTES 8192
 #define TTOP_USTACK_COPIES 512
+#define TTOP_MMAP_STACKS 1024
+#define TTOP_MMAP_USTACK_COPIES 256
 struct ttop_ustack_copy {
 	__u64 ip, sp, bp;  /* user registers at the syscall */
 	__u32 tgid;
@@ -243,6 +245,11 @@ struct ttop_mmap_stats {
 	__u32 waiter_tgid;  /* the waiter's process (holder row: the holder's) */
 	__u32 holder_tid;   /* a thread of the holder (the writer or the last reader) */
 	char comm[16];      /* comm of the thread this row is about (waiter, or holder) */
+	__s32 ustack;       /* its user stack (ustacks map; -1: none): the row's first wait or
+			     * contended hold, then one in 64 */
+	__u32 ustack_tid;   /* the thread whose registers and stack were copied with it for the
+			     * DWARF unwinder: ustack_copies key (tid, tgid, uaddr 0 for a wait,
+			     * 1 for a hold) */
 };
 
 /* Losses of the contention collector; index the `cdrops` array with these. */
@@ -335,5 +342,25 @@ struct lat_stats {
 };
 
 /* ==== end interrupts and latency ==== */
+
+/* ==== kernel symbols (bpf/ksym.bpf.c) ==== */
+
+/* One run of the ksym program: `n` queries. By name (by_name = 1): text[i] holds a
+ * NUL-terminated symbol name; addr[i] gets its address and text[i] its "%pS" form
+ * ("name+0x0/0xSIZE [module]", which carries the size). By address: addr[i] in,
+ * text[i] = "%pS" of it out. err[i]: 0, or the helper's negative error. */
+#define TTOP_KSYM_BATCH 16
+#define TTOP_KSYM_TEXT 256
+struct ttop_ksym_io {
+	__u32 n;
+	__u32 by_name;
+	__u64 addr[TTOP_KSYM_BATCH];
+	__s64 err[TTOP_KSYM_BATCH];
+	/* text[i] is TTOP_KSYM_TEXT bytes, in rows of 32 only so that the skeleton's Rust
+	 * type can derive Default (arrays of up to 32). */
+	char text[TTOP_KSYM_BATCH][TTOP_KSYM_TEXT / 32][32];
+};
+
+/* ==== end kernel symbols ==== */
 
 #endif /* TTOP_H */

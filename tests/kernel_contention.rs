@@ -372,6 +372,18 @@ fn mmap_lock_holder_and_victim() {
     let (mut all_ms, mut all_max_us) = (0.0, 0.0f64);
     let mut holder_comm = String::new();
     let mut by_holder: std::collections::BTreeMap<u64, f64> = Default::default();
+    // Where in user code: the reader's pread and the victim's mmap/munmap loop.
+    let (mut holder_stacks, mut waiter_stacks) = (Vec::new(), Vec::new());
+    let frames_of = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     for fr in &frames {
         for r in fr["mmap_lock"].as_array().unwrap() {
             if u(&r["victim_pid"]) != vpid {
@@ -380,6 +392,10 @@ fn mmap_lock_holder_and_victim() {
             if u(&r["holder_pid"]) == rpid {
                 hold_ms += f(&r["hold_ms"]) * f64::from(u(&r["waiter_pid"]) == vpid);
                 holder_comm = r["holder_comm"].as_str().unwrap_or("").to_string();
+                holder_stacks.push((r["holder_caller"].clone(), frames_of(&r["holder_stack"])));
+                if u(&r["waiter_pid"]) == vpid {
+                    waiter_stacks.push((r["waiter_caller"].clone(), frames_of(&r["waiter_stack"])));
+                }
             }
             if u(&r["waiter_pid"]) != vpid {
                 continue;
@@ -427,6 +443,36 @@ fn mmap_lock_holder_and_victim() {
         max_ms,
         0.10,
     );
+    // The user stacks of the rows: the reader held the lock from its pread of the
+    // victim's environ (called from main), the victim's threads waited in mmap or
+    // munmap called from their loop. Every kept stack must say so (a wrong one fails).
+    let base = |f: &String| f.split(['+', ' ']).next().unwrap_or("").to_string();
+    let named = |stacks: &[(Value, Vec<String>)], what: &str, want: &dyn Fn(&[String]) -> bool| {
+        let kept: Vec<_> = stacks.iter().filter(|(_, s)| !s.is_empty()).collect();
+        eprintln!("{what} stacks: {:?}", kept.first());
+        assert!(!kept.is_empty(), "no {what} stack kept: {stacks:?}");
+        for (caller, s) in kept {
+            let names: Vec<String> = s.iter().map(base).collect();
+            assert!(want(&names), "{what} stack {s:?} (caller {caller})");
+        }
+    };
+    named(&holder_stacks, "holder", &|s| {
+        s.iter().any(|f| f.contains("pread")) && s.iter().any(|f| f == "main")
+    });
+    named(&waiter_stacks, "waiter", &|s| {
+        s.iter().any(|f| f.contains("mmap") || f.contains("munmap"))
+            && s.iter().any(|f| f == "victim_loop")
+    });
+    for (caller, s) in &holder_stacks {
+        if let Some(c) = caller.as_str().filter(|c| !c.is_empty()) {
+            assert!(c.starts_with("main"), "holder caller {c} of {s:?}");
+        }
+    }
+    for (caller, s) in &waiter_stacks {
+        if let Some(c) = caller.as_str().filter(|c| !c.is_empty()) {
+            assert!(c.starts_with("victim_loop"), "waiter caller {c} of {s:?}");
+        }
+    }
 }
 
 /// Every contended mmap_lock acquisition is also a kernel-lock wait on the same rwsem

@@ -96,9 +96,9 @@ pub fn system_info() -> SystemInfo {
 type Loaded<T> = Result<T, String>;
 
 /// Load the three BPF objects at once, one thread each. Each libbpf object parses the
-/// kernel's BTF and is verified on its own, and the IPI probes need /proc/kallsyms
-/// (~0.1 s of kernel time to read, and wanted again for the first tick's kernel stacks),
-/// so one after another they took ~0.3 s; side by side they share the CPUs. Problems
+/// kernel's BTF and is verified on its own, so one after another they took ~0.3 s;
+/// side by side they share the CPUs. (The kernel addresses the IPI and lock probes
+/// compare against are asked of the kernel, see kallsyms.rs.) Problems
 /// keep the fixed order scheduler, IPI, contention.
 fn load_all() -> (
     Loaded<SchedCollector>,
@@ -107,11 +107,7 @@ fn load_all() -> (
 ) {
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
     std::thread::scope(|scope| {
-        // The longest job first: the IPI loader waits for this table.
-        let irq = scope.spawn(|| {
-            let _ = super::kallsyms::get();
-            IrqCollector::load()
-        });
+        let irq = scope.spawn(IrqCollector::load);
         let contention = scope.spawn(ContentionCollector::load);
         let sched = SchedCollector::load();
         (

@@ -56,6 +56,13 @@ pub struct ContentionCollector {
     last_read_ns: u64,
     /// Cumulative contended count per futex word at the previous read (to pick the top).
     prev_contended: HashMap<(u32, u64), u64>,
+    /// Cumulative waits + holds per mmap_lock row (victim, holder, waiter tid) at the
+    /// previous read (to weigh its unwound stacks).
+    prev_mmap: HashMap<(u32, u32, u32), u64>,
+    /// Processes with an mmap_lock row this read: their cached stacks are kept; and the
+    /// threads whose stack copies those rows use (sorted).
+    mmap_pids: Vec<u32>,
+    mmap_tids: Vec<u32>,
     /// Futex totals per word, thread and process, summed from the kernel's
     /// (thread, word) entries.
     futex_totals: FutexTotals,
@@ -128,21 +135,18 @@ impl ContentionCollector {
         {
             ro.ustacks_off = 1;
         }
-        if let (Some(ro), Some(k), false) = (
-            open.maps.rodata_data.as_deref_mut(),
-            kallsyms::get(),
-            cache_off,
-        ) {
-            if let (Some(lo), Some(hi)) = (k.addr_of("_stext"), k.addr_of("_etext")) {
+        if let (Some(ro), true) = (open.maps.rodata_data.as_deref_mut(), !cache_off) {
+            let (lo, hi) = (kallsyms::addr_of("_stext"), kallsyms::addr_of("_etext"));
+            if lo != 0 && hi > lo {
                 ro.ktext_lo = lo;
-                ro.ktext_len = hi.saturating_sub(lo);
+                ro.ktext_len = hi - lo;
             }
             let entry = if cfg!(target_arch = "aarch64") {
                 "invoke_syscall"
             } else {
                 "do_syscall_64"
             };
-            if let Some((lo, len)) = k.span_of(entry) {
+            if let Some((lo, len)) = kallsyms::span_of(entry) {
                 ro.syscall_entry_lo = lo;
                 ro.syscall_entry_len = len;
             }
@@ -284,6 +288,9 @@ impl ContentionCollector {
             dwarf_words: HashMap::new(),
             last_read_ns: 0,
             prev_contended: HashMap::new(),
+            prev_mmap: HashMap::new(),
+            mmap_pids: Vec::new(),
+            mmap_tids: Vec::new(),
             futex_totals: FutexTotals::default(),
             walks: Default::default(),
         };
@@ -384,6 +391,7 @@ impl ContentionCollector {
         // after it. Read the other way round, a wait ending between the two reads was in
         // the mmap_lock view a tick before the kernel-lock view (the two differed by one
         // at the end of a CI run).
+        let mut mmap_ids = Vec::new();
         w_mmap.for_each(&maps.mmap_waits, Some(ins[2]), |k, v| {
             let key: types::ttop_mmap_key = from_bytes(k);
             let s: types::ttop_mmap_stats = from_bytes(v);
@@ -403,7 +411,9 @@ impl ContentionCollector {
                 hold_ns: s.hold_ns,
                 holds: s.holds,
                 comm: c_str(&s.comm.map(|c| c as u8)),
+                ..Default::default()
             });
+            mmap_ids.push((s.ustack, s.ustack_tid));
         });
         map_read::delete_all(&maps.mmap_waits, &stale);
         stale.clear();
@@ -445,6 +455,7 @@ impl ContentionCollector {
         stale.clear();
 
         let t0 = std::time::Instant::now();
+        self.symbolise_mmap(&mut out.mmap, &mmap_ids, mono_ns);
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
         self.syms.frames.named_ns += t0.elapsed().as_nanos() as u64;
         out.user_frames = self.syms.frames;

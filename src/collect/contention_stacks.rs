@@ -1,7 +1,8 @@
-//! The futex waiter stacks of the contention collector: the words with the most
-//! contended waits each tick get their most frequent waiter stack named, unwound from
-//! the BPF side's copies (DWARF) or walked by frame pointers, and cached; copies of gone
-//! processes are deleted from the kernel map.
+//! The user stacks of the contention collector: the futex words with the most contended
+//! waits each tick get their most frequent waiter stack named, and every mmap_lock row
+//! its waiter's (or contended holder's) stack, unwound from the BPF side's copies (DWARF)
+//! or walked by frame pointers, and cached; copies of gone processes are deleted from
+//! the kernel map.
 
 use libbpf_rs::{MapCore, MapFlags};
 
@@ -10,7 +11,7 @@ use super::{ContentionCollector, TOP_STACKS};
 use crate::collect::bpf_common::from_bytes;
 use crate::collect::symbols::MAX_NEW_PER_TICK;
 use crate::collect::unwind::{StackCopy, Stop};
-use crate::model::contention::FutexSample;
+use crate::model::contention::{FutexSample, MmapSample};
 
 /// The key of a word's stack copy: (stack id, process, word) as `struct ttop_futex_key`.
 fn copy_key(pid: u32, uaddr: u64, id: i32) -> Vec<u8> {
@@ -140,12 +141,14 @@ impl ContentionCollector {
             return None;
         }
         let key = copy_key(pid, uaddr, id);
-        let v = self
-            .skel
-            .maps
-            .ustack_copies
-            .lookup(&key, MapFlags::ANY)
-            .ok()??;
+        // mmap_lock rows keep their copies in a map of their own (bpf/contention_futex.h).
+        let maps = &self.skel.maps;
+        let copies = if self.syms.mm_rows {
+            &maps.mmap_ustack_copies
+        } else {
+            &maps.ustack_copies
+        };
+        let v = copies.lookup(&key, MapFlags::ANY).ok()??;
         let c: types::ttop_ustack_copy = from_bytes(&v);
         if c.len == 0 || c.tgid != pid {
             return None;
@@ -214,6 +217,84 @@ impl ContentionCollector {
         top
     }
 
+    /// The stack of one row of process `pid`: the heaviest stack unwound from the copies
+    /// kept under (`copy_id`, `pid`, `uaddr`), else the frame-pointer walk `id`, named
+    /// once and cached; None when neither is known yet (`budget`: new stacks that may
+    /// still be named this tick). A futex word's copies are kept per (stack id, word),
+    /// an mmap_lock row's per (thread, role): see bpf/contention_mmap.h.
+    #[allow(clippy::too_many_arguments)]
+    fn row_stack(
+        &mut self,
+        pid: u32,
+        uaddr: u64,
+        copy_id: i32,
+        id: i32,
+        waits: u64,
+        budget: &mut usize,
+        now: u64,
+    ) -> Option<(String, Vec<String>)> {
+        // Unwound from the BPF side's copies: the heaviest of the stacks sampled.
+        if let Some(named) = self.dwarf_named(pid, uaddr, copy_id, waits, budget, now) {
+            return Some(named);
+        }
+        // Named before: neither the stack map nor /proc is read again.
+        if let Some((caller, frames)) = self.syms.user_cached(pid, id) {
+            return Some((caller.to_string(), frames.to_vec()));
+        }
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        let walks = if self.syms.mm_rows {
+            &self.skel.maps.mmap_ustacks
+        } else {
+            &self.skel.maps.ustacks
+        };
+        let ips = stack_ips(walks, id);
+        if ips.is_empty() {
+            return None;
+        }
+        let ips = self.syms.fp_trusted(pid, &ips, now).to_vec();
+        Some(self.syms.user_stack(pid, id, &ips, now))
+    }
+
+    /// Name the user stacks of the mmap_lock rows: where the waiter waited, or where a
+    /// holder held the lock while others waited. Rows are few (a stall, not a storm), so
+    /// every row with a stack is named; each stack once, then from the caches.
+    /// `ids`: each row's frame-pointer stack id and the thread whose copy it kept.
+    pub(super) fn symbolise_mmap(&mut self, rows: &mut [MmapSample], ids: &[(i32, u32)], now: u64) {
+        let prev = std::mem::take(&mut self.prev_mmap);
+        let mut budget = MAX_NEW_PER_TICK;
+        self.syms.mm_rows = true;
+        self.mmap_pids.clear();
+        self.mmap_tids.clear();
+        for (r, &(id, tid)) in rows.iter_mut().zip(ids) {
+            let key = (r.victim, r.holder, r.waiter_tid);
+            let n = r.waits + r.holds;
+            self.prev_mmap.insert(key, n);
+            if tid == 0 {
+                continue;
+            }
+            // The row's process: the waiter's, or on a holder row the holder's.
+            let pid = r.waiter_tgid;
+            self.mmap_pids.push(pid);
+            let new = n.saturating_sub(prev.get(&key).copied().unwrap_or(0));
+            let role = u64::from(r.waiter_tid == 0);
+            self.mmap_tids.push(tid);
+            if let Some((caller, frames)) =
+                self.row_stack(pid, role, tid as i32, id, new, &mut budget, now)
+            {
+                r.caller = caller;
+                r.stack = frames;
+            }
+        }
+        self.syms.mm_rows = false;
+        self.mmap_pids.sort_unstable();
+        self.mmap_pids.dedup();
+        self.mmap_tids.sort_unstable();
+        self.mmap_tids.dedup();
+    }
+
     /// Name the waiter stacks of the futex words with the most contended waits this
     /// interval (and keep naming those already cached).
     pub(super) fn symbolise_top_futexes(
@@ -240,31 +321,12 @@ impl ContentionCollector {
         for &(waits, i, id) in ranked.iter().take(TOP_STACKS) {
             let pid = futexes[i].tgid;
             let uaddr = futexes[i].uaddr;
-            // Unwound from the BPF side's copies: the heaviest of the stacks sampled.
             if let Some((caller, frames)) =
-                self.dwarf_named(pid, uaddr, id, waits, &mut new_budget, now)
+                self.row_stack(pid, uaddr, id, id, waits, &mut new_budget, now)
             {
                 futexes[i].caller = caller;
                 futexes[i].stack = frames;
-                continue;
             }
-            // Named before: neither the stack map nor /proc is read again.
-            if let Some((caller, frames)) = self.syms.user_cached(pid, id) {
-                futexes[i].caller = caller.to_string();
-                futexes[i].stack = frames.to_vec();
-                continue;
-            }
-            if new_budget == 0 {
-                continue;
-            }
-            new_budget -= 1;
-            let ips = stack_ips(&self.skel.maps.ustacks, id);
-            if ips.is_empty() {
-                continue;
-            }
-            let (caller, frames) = self.syms.user_stack(pid, id, &ips, now);
-            futexes[i].caller = caller;
-            futexes[i].stack = frames;
         }
         self.syms.forget_files(now);
         // Reuse the table's allocation: it holds every futex word, every tick.
@@ -276,8 +338,8 @@ impl ContentionCollector {
             let cached = self.syms.pids();
             if !cached.is_empty() {
                 let mut live = vec![false; cached.len()];
-                for f in futexes.iter() {
-                    if let Ok(j) = cached.binary_search(&f.tgid) {
+                for p in futexes.iter().map(|f| &f.tgid).chain(&self.mmap_pids) {
+                    if let Ok(j) = cached.binary_search(p) {
                         live[j] = true;
                     }
                 }
@@ -288,26 +350,38 @@ impl ContentionCollector {
         self.forget_dead_copies(futexes);
     }
 
-    /// Stack copies and their names of processes with no futex word left (gone): the
-    /// kernel entries are deleted so the map (TTOP_USTACK_COPIES) does not fill up.
+    /// Stack copies and their names of processes with no futex word or mmap_lock row left
+    /// (gone): the
+    /// kernel entries are deleted so the maps (TTOP_USTACK_COPIES, and the mmap rows' own)
+    /// do not fill up with the dead.
     fn forget_dead_copies(&mut self, futexes: &[FutexSample]) {
         if self.dwarf_words.is_empty() && self.no_dwarf {
             return;
         }
-        let live: foldhash::HashSet<u32> = futexes.iter().map(|f| f.tgid).collect();
-        self.dwarf_words.retain(|(p, _, _), _| live.contains(p));
-        let dead: Vec<Vec<u8>> = self
-            .skel
-            .maps
-            .ustack_copies
-            .keys()
-            .filter(|k| {
-                let key: types::ttop_futex_key = from_bytes(k);
-                !live.contains(&key.tgid)
-            })
+        let live: foldhash::HashSet<u32> = futexes
+            .iter()
+            .map(|f| f.tgid)
+            .chain(self.mmap_pids.iter().copied())
             .collect();
-        for k in dead {
-            let _ = self.skel.maps.ustack_copies.delete(&k);
+        // An mmap_lock row's copies are per thread (uaddr 0 or 1): those of threads with
+        // no row left go too, or a churning process's dead threads fill the map.
+        let tids = &self.mmap_tids;
+        let row_live = |pid: u32, uaddr: u64, id: i32| {
+            live.contains(&pid) && (uaddr > 1 || tids.binary_search(&(id as u32)).is_ok())
+        };
+        self.dwarf_words.retain(|&(p, u, id), _| row_live(p, u, id));
+        let maps = &self.skel.maps;
+        for copies in [&maps.ustack_copies, &maps.mmap_ustack_copies] {
+            let dead: Vec<Vec<u8>> = copies
+                .keys()
+                .filter(|k| {
+                    let key: types::ttop_futex_key = from_bytes(k);
+                    !row_live(key.tgid, key.uaddr, key.tid as i32)
+                })
+                .collect();
+            for k in dead {
+                let _ = copies.delete(&k);
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The IPI / TLB collector: loads bpf/irq.bpf.c with the kernel addresses it compares
-//! against (from /proc/kallsyms), attaches each probe on its own, and reads the maps
-//! once per tick.
+//! against (kernel symbols, see kallsyms.rs), attaches each probe on its own, and reads
+//! the maps once per tick.
 
 use foldhash::{HashMap, HashMapExt};
 use std::mem::MaybeUninit;
@@ -36,15 +36,15 @@ impl IrqCollector {
         let mut problems = Vec::new();
         let flush = kallsyms::addr_of("flush_tlb_func");
         let smp_ipi = kallsyms::addr_of("generic_smp_call_function_single_interrupt");
-        if kallsyms::get().is_none() {
+        if !kallsyms::available() {
             problems.push(
-                "IPI purposes unknown: /proc/kallsyms hides addresses (run as root); \
+                "IPI purposes unknown: kernel addresses are hidden (run as root); \
                  TLB shootdowns are not told apart from other function calls"
                     .to_string(),
             );
         } else if flush == 0 && cfg!(target_arch = "x86_64") {
             problems.push(
-                "no flush_tlb_func in /proc/kallsyms: TLB shootdowns are not counted".to_string(),
+                "no kernel symbol flush_tlb_func: TLB shootdowns are not counted".to_string(),
             );
         }
         // The skeleton borrows its object for its whole life (see SchedCollector::load).

@@ -1,8 +1,16 @@
-//! Kernel symbols from /proc/kallsyms, read once per process and shared by the
-//! collectors: `addr_of(name)` before loading a BPF program that compares addresses,
-//! `name_of(addr)` to put a name on an address a map reported.
+//! Kernel symbols, shared by the collectors: `addr_of(name)` / `span_of(name)` before
+//! loading a BPF program that compares addresses, `lookup(addr)` / `name_of(addr)` to put
+//! a name on an address a map reported.
+//!
+//! Asked of the kernel by bpf/ksym.bpf.c (ksym_prog.rs) where it loads: a few lookups
+//! by binary search instead of the kernel printing /proc/kallsyms (~150k lines, ~75 ms
+//! of system time, a quarter of start-up). Otherwise, or with TTOP_KALLSYMS=file, the
+//! file is read once and kept as a sorted table.
 
-use std::sync::OnceLock;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, OnceLock};
+
+use super::ksym_prog::{Ksym, KsymProg};
 
 pub struct Kallsyms {
     /// (address, offset and length of the name in `names`), sorted by address; text
@@ -12,32 +20,143 @@ pub struct Kallsyms {
     names: String,
 }
 
-static KALLSYMS: OnceLock<Option<Kallsyms>> = OnceLock::new();
+/// Where the answers come from.
+enum Source {
+    /// The kernel, through the ksym program, with what it answered cached: names are
+    /// interned (one leak per distinct kernel function seen, bounded by the kernel's).
+    Prog(Box<Mutex<ProgCache>>),
+    Table(Kallsyms),
+}
 
-/// The symbol table, loaded on first use. None when /proc/kallsyms is unreadable or
-/// hides addresses (kptr_restrict, not root).
-pub fn get() -> Option<&'static Kallsyms> {
-    KALLSYMS
+struct ProgCache {
+    prog: KsymProg,
+    by_addr: HashMap<u64, Option<(&'static str, u64)>>,
+    by_name: HashMap<String, Option<(u64, u64)>>,
+    names: HashSet<&'static str>,
+}
+
+impl ProgCache {
+    fn intern(&mut self, name: String) -> &'static str {
+        if let Some(&n) = self.names.get(name.as_str()) {
+            return n;
+        }
+        let n: &'static str = Box::leak(name.into_boxed_str());
+        self.names.insert(n);
+        n
+    }
+}
+
+static SOURCE: OnceLock<Option<Source>> = OnceLock::new();
+
+fn source() -> Option<&'static Source> {
+    SOURCE
         .get_or_init(|| {
-            let f = std::fs::File::open("/proc/kallsyms").ok()?;
-            Kallsyms::parse_from(std::io::BufReader::with_capacity(1 << 16, f))
+            let file = std::env::var_os("TTOP_KALLSYMS").is_some_and(|v| v == "file");
+            if !file && let Ok(prog) = KsymProg::load() {
+                return Some(Source::Prog(Box::new(Mutex::new(ProgCache {
+                    prog,
+                    by_addr: HashMap::new(),
+                    by_name: HashMap::new(),
+                    names: HashSet::new(),
+                }))));
+            }
+            read_file().map(Source::Table)
         })
         .as_ref()
 }
 
-/// `addr_of` on the shared table; 0 when unknown.
+/// /proc/kallsyms as a table. None when unreadable or hiding addresses (kptr_restrict,
+/// not root).
+fn read_file() -> Option<Kallsyms> {
+    let f = std::fs::File::open("/proc/kallsyms").ok()?;
+    Kallsyms::parse_from(std::io::BufReader::with_capacity(1 << 16, f))
+}
+
+/// Whether kernel addresses can be had at all.
+pub fn available() -> bool {
+    source().is_some()
+}
+
+/// Which source answers, for the README's and tests' comparisons.
+pub fn from_kernel() -> bool {
+    matches!(source(), Some(Source::Prog(_)))
+}
+
+/// Where the function `name` starts and how long it is.
+pub fn span_of(name: &str) -> Option<(u64, u64)> {
+    match source()? {
+        Source::Table(k) => k.span_of(name),
+        Source::Prog(m) => {
+            let mut c = m.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(&v) = c.by_name.get(name) {
+                return v;
+            }
+            let v = c
+                .prog
+                .by_name(&[name])
+                .ok()
+                .and_then(|mut v| v.pop().flatten())
+                .map(|k: Ksym| (k.start, k.size));
+            c.by_name.insert(name.to_string(), v);
+            v
+        }
+    }
+}
+
+/// Address of a function; 0 when unknown.
 pub fn addr_of(name: &str) -> u64 {
-    get().and_then(|k| k.addr_of(name)).unwrap_or(0)
+    span_of(name).map_or(0, |(a, _)| a)
 }
 
-/// `name_of` on the shared table.
+/// The function containing `addr`.
 pub fn name_of(addr: u64) -> Option<String> {
-    get().and_then(|k| k.name_of(addr)).map(str::to_string)
+    lookup(addr).map(|(n, _)| n.to_string())
 }
 
-/// `lookup` on the shared table.
+/// The function containing `addr` and its start address.
 pub fn lookup(addr: u64) -> Option<(&'static str, u64)> {
-    get().and_then(|k| k.lookup(addr))
+    match source()? {
+        Source::Table(k) => k.lookup(addr),
+        Source::Prog(m) => {
+            let mut c = m.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(&v) = c.by_addr.get(&addr) {
+                return v;
+            }
+            let k = c
+                .prog
+                .by_addr(&[addr])
+                .ok()
+                .and_then(|mut v| v.pop().flatten());
+            let v = k.map(|k| (c.intern(k.name), k.start));
+            c.by_addr.insert(addr, v);
+            v
+        }
+    }
+}
+
+/// Look up many addresses at once (16 a run), so a batch of new kernel stacks costs a
+/// few runs of the program rather than one per frame. A no-op for the table.
+pub fn prefetch(addrs: impl IntoIterator<Item = u64>) {
+    let Some(Source::Prog(m)) = source() else {
+        return;
+    };
+    let mut c = m.lock().unwrap_or_else(|e| e.into_inner());
+    let mut want: Vec<u64> = addrs
+        .into_iter()
+        .filter(|a| *a != 0 && !c.by_addr.contains_key(a))
+        .collect();
+    want.sort_unstable();
+    want.dedup();
+    if want.is_empty() {
+        return;
+    }
+    let Ok(found) = c.prog.by_addr(&want) else {
+        return;
+    };
+    for (a, k) in want.into_iter().zip(found) {
+        let v = k.map(|k| (c.intern(k.name), k.start));
+        c.by_addr.insert(a, v);
+    }
 }
 
 impl Kallsyms {

@@ -120,9 +120,98 @@ pub fn is_user_lock_fn(name: &str) -> bool {
     PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
+/// User functions that are the C library's way into the calls that take a process's
+/// mmap_lock (the syscall wrappers of mmap, munmap, mprotect, madvise, brk, a /proc
+/// read, and malloc's paths to them), not a caller: an mmap_lock row's CALLER is the
+/// program's function that made the call. Names are compared without glibc's `__`,
+/// `__GI_` and `__libc_` decorations.
+pub fn is_user_mm_fn(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "mmap",
+        "mmap64",
+        "munmap",
+        "mprotect",
+        "pkey_mprotect",
+        "madvise",
+        "posix_madvise",
+        "mremap",
+        "brk",
+        "sbrk",
+        "mlock",
+        "mlock2",
+        "munlock",
+        "mlockall",
+        "msync",
+        "mincore",
+        "read",
+        "pread",
+        "pread64",
+        "readv",
+        "preadv",
+        "process_vm_readv",
+        "process_vm_writev",
+        "malloc",
+        "calloc",
+        "realloc",
+        "free",
+        "int_malloc",
+        "int_free",
+        "int_realloc",
+        "sysmalloc",
+        "systrim",
+        "munmap_chunk",
+        "mremap_chunk",
+        "new_heap",
+        "alloc_new_heap",
+        "grow_heap",
+        "shrink_heap",
+        "heap_trim",
+        "arena_get2",
+    ];
+    // "__GI___munmap+0x7" -> "munmap", "_int_malloc" -> "int_malloc".
+    let mut n = name.split(['+', ' ']).next().unwrap_or(name);
+    loop {
+        let t = n.trim_start_matches('_');
+        let t = t
+            .strip_prefix("GI_")
+            .or_else(|| t.strip_prefix("libc_"))
+            .unwrap_or(t);
+        if t == n {
+            break;
+        }
+        n = t;
+    }
+    NAMES.contains(&n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mm_call_wrappers_are_not_a_caller() {
+        for n in [
+            "__GI_munmap",
+            "munmap",
+            "__mmap64",
+            "__GI___mmap64",
+            "__libc_pread64",
+            "_int_malloc",
+            "sysmalloc",
+            "__madvise",
+        ] {
+            assert!(is_user_mm_fn(n), "{n}");
+        }
+        for n in [
+            "main",
+            "victim_loop",
+            "mmap_region_of_mine",
+            "read_config",
+            "__GI_",
+        ] {
+            assert!(!is_user_mm_fn(n), "{n}");
+        }
+    }
 
     #[test]
     fn lock_machinery_is_not_a_caller() {

@@ -305,6 +305,7 @@ impl Profiler {
                 Some(n) => n.clone(),
                 None => {
                     let ips = self.kernel_ips(s.kstack);
+                    kallsyms::prefetch(ips.iter().copied());
                     // Off-CPU stacks are taken inside sched_switch: the tracepoint's
                     // and ttop's own program's frames are not the thread's.
                     let own = ips

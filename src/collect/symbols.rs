@@ -1,5 +1,5 @@
-//! Symbol names for the contention views: kernel stacks from /proc/kallsyms (read once,
-//! shared with the other collectors through `kallsyms`), user stacks through blazesym
+//! Symbol names for the contention views: kernel stacks through `kallsyms` (asked of
+//! the kernel, shared with the other collectors), user stacks through blazesym
 //! from the binaries a process maps (their symbol tables, DWARF and debug files).
 //!
 //! Cost, and why it is safe: a user stack is symbolised only for the few futex words
@@ -18,7 +18,7 @@ use std::fs::File;
 
 use super::file_names::{Named, NamedFile, Names, Unnamed};
 use super::kallsyms;
-use super::lock_fns::{in_runtime_library, is_kernel_lock_fn, is_user_lock_fn};
+use super::lock_fns::{in_runtime_library, is_kernel_lock_fn, is_user_lock_fn, is_user_mm_fn};
 use super::vma::{self, FileId, Found, Mapping};
 
 /// What is known of a process's mappings is dropped after this long (a library may be
@@ -65,6 +65,9 @@ pub struct Symbolizer {
     kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,
+    /// Naming mmap_lock rows' stacks: the C library's wrappers of the calls that take
+    /// the lock (munmap, a /proc read, malloc's paths) are not the CALLER either.
+    pub mm_rows: bool,
 }
 
 impl Symbolizer {
@@ -102,6 +105,7 @@ impl Symbolizer {
             return v.clone();
         }
         self.load_kernel();
+        kallsyms::prefetch(ips.iter().copied());
         let caller = ips
             .iter()
             .find_map(|&ip| {
@@ -149,6 +153,25 @@ impl Symbolizer {
             },
         );
         (caller, frames)
+    }
+
+    /// The part of a frame-pointer walk that can be trusted: the walk is cut at the first
+    /// return address in no file mapping. Through code built without frame pointers (a
+    /// distribution's glibc) the walk reads a caller out of whatever the frame-pointer
+    /// register held, an address in nothing ("libc.so.6+0x8612b", "0x100000fe3"); a
+    /// wrong frame is worse than none. (The DWARF-unwound stacks keep such frames: their
+    /// callers come from the modules' unwind tables, a JIT frame among them.)
+    pub fn fp_trusted<'a>(&mut self, pid: u32, ips: &'a [u64], now_ns: u64) -> &'a [u64] {
+        let mut file = None;
+        let n = ips
+            .iter()
+            .skip(1)
+            .position(|&ip| self.mapping_at(pid, ip, now_ns, &mut file).is_none())
+            .map_or(ips.len(), |i| i + 1);
+        if n < ips.len() {
+            self.frames.stack_cut += 1;
+        }
+        &ips[..n]
     }
 
     /// (caller, frames) of the user addresses `ips` of `pid`, not cached by stack id.
@@ -284,7 +307,8 @@ impl Symbolizer {
                         Some(l) => format!("{short} {l}"),
                         None => short.clone(),
                     };
-                    (!name.is_empty() && !is_user_lock_fn(&name), short, full)
+                    let wrapper = is_user_lock_fn(&name) || (self.mm_rows && is_user_mm_fn(&name));
+                    (!name.is_empty() && !wrapper, short, full)
                 })
                 .collect(),
             // Unnamed: the caller if it is outside the C and C++ runtime libraries (whose

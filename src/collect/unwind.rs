@@ -123,6 +123,15 @@ impl DwarfUnwinder {
                 .map(|(i, &a)| if i == 0 { a } else { a.saturating_sub(1) })
                 .find(|a| !pu.have.iter().chain(&pu.none).any(|r| r.contains(a)));
             let Some(a) = unknown else {
+                // The innermost frame in no module (its file could not be read or found):
+                // framehop would step out of it by the frame-pointer rule, which in code
+                // built without frame pointers (glibc's) reads a garbage caller. Its
+                // address alone is all that is known.
+                if let Some(&ip) = frames.first()
+                    && pu.none.iter().any(|r| r.contains(&ip))
+                {
+                    return (vec![ip], Stop::End);
+                }
                 return (frames, stop);
             };
             if added == MAX_NEW_MODULES {

@@ -80,7 +80,7 @@ pub struct LockSample {
     pub last_tid: u32,
     /// The last waiter's comm.
     pub comm: String,
-    /// First kernel frame outside the locking code ("function+0xoff"), from /proc/kallsyms.
+    /// First kernel frame outside the locking code ("function+0xoff"), from the kernel symbols.
     pub caller: String,
     /// Kernel stack, innermost first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -105,6 +105,12 @@ pub struct MmapSample {
     pub holds: u64,
     /// The waiter's comm (holder row: the holder's).
     pub comm: String,
+    /// The user stack the thread waited from (holder row: held the lock from), named
+    /// like a futex waiter's, and its CALLER; empty when none was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub caller: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
 }
 
 /// Contention events lost (cumulative), by map.
@@ -260,6 +266,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
         hold_ns: per_s[2] * secs,
         holds: per_s[3] * secs,
         comm: comm.to_string(),
+        ..Default::default()
     };
     ContentionSample {
         futexes: vec![

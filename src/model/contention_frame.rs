@@ -112,6 +112,17 @@ pub struct MmapLockFrame {
     pub waits: u64,
     pub total_wait_ms: f64,
     pub max_wait_us: f64,
+    /// Where in user code the holder held the lock, and where its waiters waited (the
+    /// stack of the thread with the most waits this interval): CALLER and frames,
+    /// innermost first, as for futex waiters. Empty when no stack was kept.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub holder_caller: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holder_stack: Vec<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub waiter_caller: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiter_stack: Vec<String>,
 }
 
 /// Contention events lost during the interval, by map (the Sample's counters, diffed).
@@ -402,14 +413,29 @@ fn mmap_rows(
     });
     let zero = MmapSample::default();
     #[derive(Default)]
-    struct Acc {
+    struct Acc<'a> {
         waits: u64,
         wait_ns: u64,
         max_ns: u64,
         tids: BTreeSet<u32>,
+        /// The stack of the thread with the most waits, and those waits.
+        stack: Option<(u64, &'a MmapSample)>,
+    }
+    #[derive(Default, Clone)]
+    struct Hold<'a> {
+        ns: u64,
+        comm: String,
+        stack: Option<(u64, &'a MmapSample)>,
+    }
+    // The row whose stack stands for a group: the one with the most events (kept only
+    // when it has a stack).
+    fn heavier<'a>(cur: &mut Option<(u64, &'a MmapSample)>, n: u64, c: &'a MmapSample) {
+        if !c.stack.is_empty() && cur.is_none_or(|(m, _)| n > m) {
+            *cur = Some((n, c));
+        }
     }
     // Holds per (victim, holder); waits per (victim, holder, waiting process).
-    let mut holds: HashMap<(u32, u32), (u64, String)> = HashMap::new();
+    let mut holds: HashMap<(u32, u32), Hold> = HashMap::new();
     let mut acc: HashMap<(u32, u32, u32), Acc> = HashMap::new();
     for c in &cur.mmap {
         let p = pm
@@ -423,14 +449,16 @@ fn mmap_rows(
         }
         if c.waiter_tid == 0 {
             let h = holds.entry((c.victim, c.holder)).or_default();
-            h.0 += hold;
-            h.1 = c.comm.clone();
+            h.ns += hold;
+            h.comm = c.comm.clone();
+            heavier(&mut h.stack, delta(p.holds, c.holds), c);
         } else if waits > 0 {
             let a = acc.entry((c.victim, c.holder, c.waiter_tgid)).or_default();
             a.waits += waits;
             a.wait_ns += delta(p.wait_ns, c.wait_ns);
             a.max_ns = a.max_ns.max(c.max_wait_ns);
             a.tids.insert(c.waiter_tid);
+            heavier(&mut a.stack, waits, c);
         }
     }
     // A contended hold whose waiters are not in this interval still gets a row.
@@ -442,8 +470,17 @@ fn mmap_rows(
     let mut rows: Vec<MmapLockFrame> = acc
         .into_iter()
         .map(|((victim, holder, waiter), a)| {
-            let (hold_ns, hcomm) = holds.get(&(victim, holder)).cloned().unwrap_or_default();
+            let h = holds.get(&(victim, holder)).cloned().unwrap_or_default();
+            let (hold_ns, hcomm) = (h.ns, h.comm);
             let hc = comm(holder);
+            let (holder_caller, holder_stack) = h
+                .stack
+                .map(|(_, c)| (c.caller.clone(), c.stack.clone()))
+                .unwrap_or_default();
+            let (waiter_caller, waiter_stack) = a
+                .stack
+                .map(|(_, c)| (c.caller.clone(), c.stack.clone()))
+                .unwrap_or_default();
             MmapLockFrame {
                 victim_pid: victim,
                 victim_comm: comm(victim),
@@ -455,6 +492,10 @@ fn mmap_rows(
                 waits: a.waits,
                 total_wait_ms: ms(a.wait_ns),
                 max_wait_us: max_us(a.max_ns, a.wait_ns, a.waits),
+                holder_caller,
+                holder_stack,
+                waiter_caller,
+                waiter_stack,
             }
         })
         .collect();

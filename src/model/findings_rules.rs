@@ -395,7 +395,7 @@ fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
             },
             pids: dedup(&[m.victim_pid, m.waiter_pid, m.holder_pid]),
             summary: format!(
-                "{} waited up to {max_ms:.0} ms for {} mmap_lock held by {}({}): a reader \
+                "{} waited up to {max_ms:.0} ms for {} mmap_lock held by {}({}){}: a reader \
                  of /proc/PID (environ, cmdline, maps) or a debugger; don't throttle such \
                  readers, or read less often",
                 if m.waiter_pid == m.victim_pid {
@@ -409,7 +409,13 @@ fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
                     format!("{}({})'s", m.victim_comm, m.victim_pid)
                 },
                 m.holder_comm,
-                m.holder_pid
+                m.holder_pid,
+                // Where the holder held it, when its stack was kept.
+                if m.holder_caller.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {}", m.holder_caller)
+                }
             ),
             figures: fig(&[
                 ("max_wait_ms", max_ms),

@@ -188,6 +188,23 @@ fn mmap_lock_stall_edges() {
         f[0].summary
     );
     assert!(stall(31999, edge - 1.0).is_empty());
+    // With the holder's user stack kept, the sentence says where it held the lock.
+    let mut fr = frame();
+    fr.contention.mmap_lock.push(MmapLockFrame {
+        victim_pid: 4242,
+        waiter_pid: 4242,
+        holder_pid: 31999,
+        max_wait_us: edge,
+        holder_caller: "scan_environ+0x51".into(),
+        ..Default::default()
+    });
+    let f = observe(&fr);
+    assert!(
+        f[0].summary
+            .contains("held by (31999) in scan_environ+0x51: a reader"),
+        "{}",
+        f[0].summary
+    );
     // Another process waiting (ttop reading /proc/4242, say) is named as the waiter.
     let mut fr = frame();
     fr.procs.push(proc_(77));

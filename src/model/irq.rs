@@ -54,7 +54,7 @@ pub struct IpiSender {
     pub tgid: u32,
     /// Index into SENT_NAMES.
     pub kind: u32,
-    /// Function the IPI ran, resolved from /proc/kallsyms at collection ("" if unknown).
+    /// Function the IPI ran, resolved from the kernel symbols at collection ("" if unknown).
     pub func: String,
     /// IPIs actually sent (one per target CPU).
     pub ipis: u64,

@@ -16,7 +16,8 @@ use crate::app::contention_view::LockSort;
 use crate::model::Frame;
 use crate::model::contention_frame::{LockFrame, MmapLockFrame};
 
-/// "pid R (comm) held pid V (comm)'s mmap_lock N ms; W threads of V waited T (max M)".
+/// "pid R (comm) held pid V (comm)'s mmap_lock N ms [in CALLER]; W threads of V waited T
+/// (max M) [in CALLER]".
 pub fn mmap_sentence(m: &MmapLockFrame, wide: bool) -> String {
     let who = |pid: u32, comm: &str| {
         if pid == 0 {
@@ -43,14 +44,24 @@ pub fn mmap_sentence(m: &MmapLockFrame, wide: bool) -> String {
         )
     };
     if wide {
+        // Where in user code, when a stack was kept: " in CALLER".
+        let at = |caller: &str| {
+            if caller.is_empty() {
+                String::new()
+            } else {
+                format!(" in {}", fmt::inert(caller))
+            }
+        };
         format!(
-            "{} held {}'s mmap_lock {}; {} waited {} (max {})",
+            "{} held {}'s mmap_lock {}{}; {} waited {} (max {}){}",
             who(m.holder_pid, &m.holder_comm),
             who(m.victim_pid, &m.victim_comm),
             dur_us(m.hold_ms * 1e3),
+            at(&m.holder_caller),
             waiters,
             dur_us(m.total_wait_ms * 1e3),
-            dur_us(m.max_wait_us)
+            dur_us(m.max_wait_us),
+            at(&m.waiter_caller)
         )
     } else {
         format!(
@@ -191,5 +202,41 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             )));
         }
         f.render_widget(Paragraph::new(lines), mmap);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wide screens say where in user code the holder held the lock and its waiters
+    /// waited, when those stacks were kept; without them the sentence is as before.
+    #[test]
+    fn the_mmap_sentence_names_the_user_callers() {
+        let mut m = MmapLockFrame {
+            victim_pid: 10,
+            victim_comm: "db".into(),
+            holder_pid: 20,
+            holder_comm: "envreader".into(),
+            hold_ms: 12.0,
+            waiter_pid: 10,
+            waiters: 2,
+            waits: 5,
+            total_wait_ms: 30.0,
+            max_wait_us: 9000.0,
+            ..Default::default()
+        };
+        let plain = mmap_sentence(&m, true);
+        assert!(!plain.contains(" in "), "{plain}");
+        m.holder_caller = "main+0x151".into();
+        m.waiter_caller = "victim_loop+0xc0".into();
+        let s = mmap_sentence(&m, true);
+        assert!(
+            s.starts_with("pid 20 (envreader) held pid 10 (db)'s mmap_lock 12.00ms in main+0x151;"),
+            "{s}"
+        );
+        assert!(s.ends_with(" in victim_loop+0xc0"), "{s}");
+        // Narrow screens keep their short form.
+        assert!(!mmap_sentence(&m, false).contains(" in "));
     }
 }
