@@ -183,7 +183,7 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bo
  * apart. The element is replaced whole (never written in place), so a reader sees one
  * copy or the other, never a mix. The top may be nearer than TTOP_USTACK_BYTES (a main
  * thread's stack ends at the top of its mapping): then a smaller read is tried. */
-static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid, bool mmap_row)
+__noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid, bool mmap_row)
 {
 	struct ttop_futex_key k = { .tid = sid, .tgid = tgid, .uaddr = uaddr };
 	struct ttop_ustack_copy *c;
@@ -192,10 +192,10 @@ static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid, bool mmap
 	__u64 sp;
 
 	if (!args_at_exit())
-		return;
+		return 0;
 	c = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!c)
-		return;
+		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	c->ip = PT_REGS_IP_CORE(regs);
 	sp = PT_REGS_SP_CORE(regs);
@@ -211,10 +211,11 @@ static __noinline void copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid, bool mmap
 	else
 		c->len = 0;
 	if (!c->len)
-		return;
+		return 0;
 	if (mmap_row ? !bpf_map_update_elem(&mmap_ustack_copies, &k, c, BPF_ANY)
 		     : !bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY))
 		__sync_fetch_and_add(&ustack_stats[1], 1);
+	return 0;
 }
 
 /* The (thread, word) entry of the current thread, created zeroed if missing. */
@@ -257,17 +258,18 @@ static __always_inline void pend_into(struct ttop_futex_pend *p, struct ttop_fut
 	p->flags = 0;
 }
 
-static __noinline void pend_flush(struct ttop_futex_pend *p)
+__noinline int pend_flush(struct ttop_futex_pend *p)
 {
 	struct ttop_futex_stats *s;
 
 	if (!p || !p->calls)
-		return;
+		return 0;
 	s = futex_entry(bpf_get_current_pid_tgid(), p->uaddr);
 	if (s)
 		pend_into(p, s);
 	else
 		p->calls = 0; /* counted in cdrops[CDROP_FUTEXES] */
+	return 0;
 }
 
 /* Count one finished call in `p` (the counts a call moves, whether it slept or not). */

@@ -319,7 +319,8 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 				 * that switch-in, so now - enq_ts is not a wait. */
 				if (task_pcount(btf, next) == t->enq_pcount) {
 					t->runq_wait_ns += now - t->enq_ts;
-					lat_account(btf, next, next_tid, t, cpu, now - t->enq_ts, now);
+					lat_account(RD(btf, next, tgid), next_tid, t,
+						    now - t->enq_ts, now);
 				} else {
 					drop(DROP_LAT_STALE);
 				}
