@@ -197,15 +197,24 @@ impl ContentionCollector {
         if let Some((hash, unwound)) = self.dwarf_copy(pid, uaddr, id, w.last_copy, now)
             && hash != w.last_copy
         {
-            w.last_copy = hash;
+            // A new stack that could not be named this tick (no budget left) is tried
+            // again next tick: marked as seen, it stayed unnamed until the BPF side's
+            // next copy (one in 64 waits), and the row showed the frame-pointer walk,
+            // cut in libc (seen in the first frames of a watched mmap_lock stall).
+            let mut refused = false;
             w.latest = unwound.and_then(|ips| {
                 w.sample(ips, |ips| {
-                    (*budget > 0).then(|| {
-                        *budget -= 1;
-                        self.syms.name_user_ips(pid, ips, now)
-                    })
+                    if *budget == 0 {
+                        refused = true;
+                        return None;
+                    }
+                    *budget -= 1;
+                    Some(self.syms.name_user_ips(pid, ips, now))
                 })
             });
+            if !refused {
+                w.last_copy = hash;
+            }
         }
         if let Some(i) = w.latest {
             w.stacks[i].waits += waits;
