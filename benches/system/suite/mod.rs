@@ -185,6 +185,8 @@ pub const ROW_KEYS: &[&str] = &[
     "start-tui",
     "start-tui-nobpf",
     "start-json",
+    "start-cpu",
+    "start-cpu-kallsyms",
     "rss-tui",
     "rss-json",
     "rec-idle",

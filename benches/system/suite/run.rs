@@ -12,8 +12,8 @@ use super::bpfstats::{self, ProgStat};
 use super::lockcount::LockCounter;
 use super::micro::{self, SHAPES, Shape};
 use super::procs::{
-    JsonTtop, Tui, Workload, cpu_secs, kv_f64, median, spawn_quiet, status_kb, terminate, top_bin,
-    ttop_bin,
+    JsonTtop, Tui, Workload, cpu_secs, kv_f64, median, reap_cpu, spawn_quiet, status_kb, terminate,
+    top_bin, ttop_bin,
 };
 use super::{Opts, Row, mb, ms, pct, rate, say};
 
@@ -117,19 +117,43 @@ fn med_ms(v: &[Option<Duration>]) -> f64 {
     median(&x)
 }
 
+/// User+system CPU milliseconds of one whole run of `cmd` (its own process; ttop's
+/// detaching child, which outlives it, is not in it).
+fn run_cpu_ms(cmd: &mut Command) -> f64 {
+    let Ok(mut child) = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return f64::NAN;
+    };
+    reap_cpu(&mut child, secs(20.0)).map_or(f64::NAN, |s| s * 1e3)
+}
+
 /// Item 5: process start to the first complete screen.
 pub fn startup(o: &Opts) -> Vec<Row> {
     say("5: start-up");
     let (mut tui, mut nobpf, mut json, mut top) = (vec![], vec![], vec![], vec![]);
+    let (mut cpu, mut cpu_file, mut cpu_top) = (vec![], vec![], vec![]);
+    let json_args = ["--json", "-n", "1", "-d", "0.1"];
     for _ in 0..o.startups {
         tui.push(tui_startup(&[]));
         nobpf.push(tui_startup(&["--no-bpf"]));
-        json.push(time_to_first_line(
-            Command::new(ttop_bin()).args(["--json", "-n", "1", "-d", "0.1"]),
-        ));
+        json.push(time_to_first_line(Command::new(ttop_bin()).args(json_args)));
         top.push(top_first_screen());
+        // CPU of a whole short look, and the same with the kernel symbols read from
+        // /proc/kallsyms (the way before bpf/ksym.bpf.c), alternating.
+        cpu.push(run_cpu_ms(Command::new(ttop_bin()).args(json_args)));
+        cpu_file.push(run_cpu_ms(
+            Command::new(ttop_bin())
+                .args(json_args)
+                .env("TTOP_KALLSYMS", "file"),
+        ));
+        cpu_top.push(run_cpu_ms(Command::new(top_bin()).args(["-b", "-n", "1"])));
     }
     let (tui, nobpf, json, top) = (med_ms(&tui), med_ms(&nobpf), med_ms(&json), med_ms(&top));
+    let (cpu, cpu_file, cpu_top) = (median(&cpu), median(&cpu_file), median(&cpu_top));
     let base = format!("`top -b -n 1`, start to exit: {top:.0} ms");
     let n = o.startups;
     vec![
@@ -165,6 +189,27 @@ pub fn startup(o: &Opts) -> Vec<Row> {
         .ttop(format!("{json:.0} ms"))
         .baseline(base)
         .ratio(json / top),
+        Row::new(
+            5,
+            "start-cpu",
+            format!(
+                "start-up CPU: user+system time of a whole `ttop --json -n 1 -d 0.1` (load, \
+                 verify and attach every probe, two samples, one frame; median of {n})"
+            ),
+        )
+        .ttop(format!("{cpu:.0} ms"))
+        .baseline(format!("`top -b -n 1`: {cpu_top:.0} ms"))
+        .ratio(cpu / cpu_top)
+        .target("< 100 ms", Some(cpu < 100.0)),
+        Row::new(
+            5,
+            "start-cpu-kallsyms",
+            "the same with `TTOP_KALLSYMS=file` (kernel symbols from /proc/kallsyms, as \
+             before the kernel-symbol program; alternating with the row above)",
+        )
+        .ttop(format!("{cpu_file:.0} ms"))
+        .baseline(format!("default: {cpu:.0} ms"))
+        .ratio(cpu_file / cpu),
     ]
 }
 
