@@ -130,3 +130,28 @@ fn the_shared_lookups_answer_from_the_kernel() {
     assert_eq!(kallsyms::lookup(inside), Some(("flush_tlb_func", flush)));
     assert_eq!(kallsyms::name_of(flush).as_deref(), Some("flush_tlb_func"));
 }
+
+/// Both sources give the probes what they need: `ttop probe` loads everything with the
+/// kernel's answers and with the file's (`TTOP_KALLSYMS=file`, the fallback before 5.16),
+/// and neither reports a missing kernel address (TLB shootdowns, IPI purposes).
+#[test]
+fn both_sources_load_every_probe() {
+    for file in [false, true] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ttop"));
+        cmd.arg("probe");
+        if file {
+            cmd.env("TTOP_KALLSYMS", "file");
+        }
+        let out = cmd.output().expect("run ttop probe");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "ttop probe failed: {text}");
+        assert!(text.contains("mode: bpf"), "file={file}: {text}");
+        let problems: Vec<&str> = text.lines().filter(|l| l.starts_with("problem:")).collect();
+        assert!(
+            !problems
+                .iter()
+                .any(|p| p.contains("kernel symbol") || p.contains("IPI purposes")),
+            "file={file}: {problems:?}"
+        );
+    }
+}
