@@ -22,11 +22,14 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } ustacks SEC(".maps");
 
-/* Copies of user stacks by (process, futex word, frame-pointer stack id), the stack id
- * in the key's tid (see struct ttop_ustack_copy): one copy per stack of the word, so the
- * copy user space unwinds is the word's most frequent stack's. Not by stack id alone:
- * the frame-pointer walks of two call sites that die at the same libc instruction can be
- * one stack id. Allocated on use. */
+/* Copies of user stacks by (process, futex word), the key's tid 0 (see struct
+ * ttop_ustack_copy): the word's latest copy, replaced with each kept walk; user space
+ * weighs the stacks the copies unwind to by the contended waits of the intervals they
+ * were latest, so the word's most frequent stack is shown. User space deletes the copies
+ * of words with no entry left (idle past its read window), so a long-lived process that
+ * moves to new words (locks in new heap objects) does not fill the map: keyed by word
+ * and frame-pointer stack id and kept while the process lived, the copies of idle words
+ * stayed, and once the map was full new words got none. Allocated on use. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TTOP_USTACK_COPIES);
@@ -177,15 +180,15 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bo
 }
 
 /* Keep the registers and the top of the user stack with each kept futex stack walk (an
- * entry's first contended wait, then one in 64), replacing the word's previous copy for
- * that stack id: user space unwinds each new copy with the DWARF unwinder and weighs the
- * stacks it finds, so call sites whose frame-pointer walks are one stack id are still told
- * apart. The element is replaced whole (never written in place), so a reader sees one
+ * entry's first contended wait, then one in 64), replacing the word's previous copy (key
+ * tid `id`: 0 for a futex word, the thread for an mmap_lock row): user space unwinds each
+ * new copy with the DWARF unwinder and weighs the stacks it finds, so call sites whose
+ * frame-pointer walks are one stack id are still told apart. The element is replaced whole (never written in place), so a reader sees one
  * copy or the other, never a mix. The top may be nearer than TTOP_USTACK_BYTES (a main
  * thread's stack ends at the top of its mapping): then a smaller read is tried. */
-__noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 sid, bool mmap_row)
+__noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 id, bool mmap_row)
 {
-	struct ttop_futex_key k = { .tid = sid, .tgid = tgid, .uaddr = uaddr };
+	struct ttop_futex_key k = { .tid = id, .tgid = tgid, .uaddr = uaddr };
 	struct ttop_ustack_copy *c;
 	struct pt_regs *regs;
 	__u32 zero = 0;
@@ -373,7 +376,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 		if (sid >= 0) {
 			s->ustack = sid;
 			__sync_fetch_and_add(&ustack_stats[0], 1);
-			copy_ustack(pid_tgid >> 32, c->uaddr, sid, false);
+			copy_ustack(pid_tgid >> 32, c->uaddr, 0, false);
 		} else if (s->ustack < 0) {
 			cdrop(CDROP_STACKS);
 		}

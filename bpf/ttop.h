@@ -117,8 +117,8 @@ enum ttop_drop {
 
 /* A user stack as the thread left it, for unwinding in user space from .eh_frame (as
  * perf --call-graph dwarf does): taken beside the frame-pointer walk of a kept futex
- * stack (the latest per process, word and stack id), so a libc without frame pointers
- * does not end it. */
+ * stack (the latest per process and word), so a libc without frame pointers does not
+ * end it. */
 #define TTOP_USTACK_BYTES 8192
 #define TTOP_USTACK_COPIES 512
 #define TTOP_MMAP_STACKS 1024

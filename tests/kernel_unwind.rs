@@ -28,17 +28,21 @@ fn watch_env(n: usize, env: &[(&str, &str)], mut start: impl FnMut() -> Child) -
     let mut lines = BufReader::new(tt.stdout.take().unwrap()).lines();
     // The first frame: probes attached, a baseline taken.
     let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    // The rest are read as they come: unread, ~8 frames fill the pipe and ttop stops
+    // sampling until the workload has ended.
+    let reader = std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .map(|l| serde_json::from_str::<Value>(&l).unwrap())
+            .collect::<Vec<Value>>()
+    });
     let mut w = start();
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),
         "workload hung"
     );
     let mut frames = vec![first];
-    frames.extend(
-        lines
-            .map_while(Result::ok)
-            .map(|l| serde_json::from_str(&l).unwrap()),
-    );
+    frames.extend(reader.join().expect("frame reader"));
     assert!(tt.wait().unwrap().success(), "ttop failed");
     frames
 }
@@ -790,5 +794,86 @@ fn go_futex_waits_are_named_from_the_go_runtime() {
         rows.iter()
             .any(|w| names(w).iter().any(|f| f.starts_with("runtime.notesleep+"))),
         "an M parking on its note"
+    );
+}
+
+/// A long-lived process that moves its contention to new futex words (a fresh heap
+/// mutex every 250 ms for 8 s, then 11 s without them, then two more words), while two
+/// other threads keep one global mutex contended all along, holds stack copies only for
+/// its live words: those of the busy phase's 32 words are let go once the words go idle
+/// (10 s), so in the late phase the kernel map holds a few, not ~38, and the late words'
+/// stacks are still unwound and named. (Kept per word and stack id while the process had
+/// any live word, the copies of idle words stayed until the map was full, and then new
+/// words got none: the build before this change held 38 in the late phase.)
+#[test]
+fn stack_copies_of_idle_words_are_let_go() {
+    if !require_root("stack_copies_of_idle_words_are_let_go") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut pid = 0;
+    let frames = watch(26, || {
+        let mut w = spawn_workload("wordwalk", &["8", "250", "11", "2"]);
+        pid = pid_of(&mut w);
+        w
+    });
+    let held = |f: &Value| f["user_frames"]["copies_held"].as_u64().unwrap_or(0);
+    // Each frame's contended words of the workload, with their stacks.
+    let rows: Vec<Vec<(u64, Vec<String>)>> = frames
+        .iter()
+        .map(|f| {
+            f["futexes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["pid"] == pid && w["contended"].as_u64().unwrap_or(0) > 0)
+                .map(|w| (w["uaddr"].as_u64().unwrap_or(0), names(w)))
+                .collect()
+        })
+        .collect();
+    // The global mutex is the word in the most frames; frames with another word are the
+    // phases'.
+    let mut seen: std::collections::HashMap<u64, usize> = Default::default();
+    for r in &rows {
+        for (u, _) in r {
+            *seen.entry(*u).or_default() += 1;
+        }
+    }
+    let steady = seen.iter().max_by_key(|e| *e.1).map(|e| *e.0).unwrap_or(0);
+    let phases: Vec<(usize, u64)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.iter().any(|(u, _)| *u != steady))
+        .map(|(i, _)| (i, held(&frames[i])))
+        .collect();
+    eprintln!(
+        "{} frames; steady word {steady:#x} in {} of them; frames with phase words (frame, copies held): {phases:?}",
+        frames.len(),
+        seen.get(&steady).copied().unwrap_or(0)
+    );
+    let gap = phases
+        .windows(2)
+        .position(|w| w[1].0 > w[0].0 + 5)
+        .expect("a busy phase, an idle gap and a late phase");
+    let (early, late) = phases.split_at(gap + 1);
+    let peak = early.iter().map(|b| b.1).max().unwrap();
+    assert!(
+        peak >= 16,
+        "the busy phase's words had their copies (peak {peak} held)"
+    );
+    for (i, h) in late {
+        assert!(
+            *h <= 12,
+            "frame {i}: {h} copies held in the late phase (busy-phase peak {peak}): idle words' copies were kept"
+        );
+    }
+    let named = late
+        .iter()
+        .flat_map(|(i, _)| &rows[*i])
+        .any(|(_, s)| has_chain(s, &["take_phase_lock", "phase_worker"]));
+    assert!(
+        named,
+        "no late word's stack is named: {:?}",
+        late.iter().map(|(i, _)| &rows[*i]).collect::<Vec<_>>()
     );
 }

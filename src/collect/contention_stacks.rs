@@ -13,7 +13,8 @@ use crate::collect::symbols::MAX_NEW_PER_TICK;
 use crate::collect::unwind::{StackCopy, Stop};
 use crate::model::contention::{FutexSample, MmapSample};
 
-/// The key of a word's stack copy: (stack id, process, word) as `struct ttop_futex_key`.
+/// The key of a stack copy as `struct ttop_futex_key`: (0, process, word) for a futex
+/// word, (thread, process, role) for an mmap_lock row.
 fn copy_key(pid: u32, uaddr: u64, id: i32) -> Vec<u8> {
     let k = types::ttop_futex_key {
         tid: id as u32,
@@ -44,7 +45,7 @@ pub(super) fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
         .collect()
 }
 
-/// The stacks unwound from the copies of one (process, word, frame-pointer stack id),
+/// The stacks unwound from the copies of one futex word (or mmap_lock thread and role),
 /// each weighted by the contended waits of the intervals in which it was the word's
 /// latest copy: the BPF side re-copies a waiter's stack with each frame-pointer walk it
 /// keeps (an entry's first contended wait, then one in 64), so when two call sites end
@@ -66,7 +67,7 @@ struct DwarfStack {
     frames: Vec<String>,
 }
 
-/// Distinct unwound stacks remembered per (word, stack id); a new one replaces the
+/// Distinct unwound stacks remembered per word; a new one replaces the
 /// lightest, never the heaviest.
 const DWARF_STACKS_PER_WORD: usize = 4;
 
@@ -229,8 +230,8 @@ impl ContentionCollector {
     /// The stack of one row of process `pid`: the heaviest stack unwound from the copies
     /// kept under (`copy_id`, `pid`, `uaddr`), else the frame-pointer walk `id`, named
     /// once and cached; None when neither is known yet (`budget`: new stacks that may
-    /// still be named this tick). A futex word's copies are kept per (stack id, word),
-    /// an mmap_lock row's per (thread, role): see bpf/contention_mmap.h.
+    /// still be named this tick). A futex word's copy is kept per word (`copy_id` 0), an
+    /// mmap_lock row's per (thread, role): see bpf/contention_futex.h, contention_mmap.h.
     #[allow(clippy::too_many_arguments)]
     fn row_stack(
         &mut self,
@@ -331,7 +332,7 @@ impl ContentionCollector {
             let pid = futexes[i].tgid;
             let uaddr = futexes[i].uaddr;
             if let Some((caller, frames)) =
-                self.row_stack(pid, uaddr, id, id, waits, &mut new_budget, now)
+                self.row_stack(pid, uaddr, 0, id, waits, &mut new_budget, now)
             {
                 futexes[i].caller = caller;
                 futexes[i].stack = frames;
@@ -359,37 +360,48 @@ impl ContentionCollector {
         self.forget_dead_copies(futexes);
     }
 
-    /// Stack copies and their names of processes with no futex word or mmap_lock row left
-    /// (gone): the
+    /// Stack copies and their names of futex words with no entry left (idle past the
+    /// read window, or their process gone) and of mmap_lock threads with no row left: the
     /// kernel entries are deleted so the maps (TTOP_USTACK_COPIES, and the mmap rows' own)
-    /// do not fill up with the dead.
+    /// hold only what is live. Counts the futex copies kept (`copies_held`).
     fn forget_dead_copies(&mut self, futexes: &[FutexSample]) {
         if self.dwarf_words.is_empty() && self.no_dwarf {
             return;
         }
-        let live: foldhash::HashSet<u32> = futexes
-            .iter()
-            .map(|f| f.tgid)
-            .chain(self.mmap_pids.iter().copied())
-            .collect();
-        // An mmap_lock row's copies are per thread (uaddr 0 or 1): those of threads with
-        // no row left go too, or a churning process's dead threads fill the map.
+        let words: foldhash::HashSet<(u32, u64)> =
+            futexes.iter().map(|f| (f.tgid, f.uaddr)).collect();
+        let live: foldhash::HashSet<u32> = self.mmap_pids.iter().copied().collect();
+        // A futex word's copy lives while the word has an entry; an mmap_lock row's
+        // copies are per thread (uaddr 0 or 1): those of threads with no row left go too,
+        // or a churning process's dead threads fill the map.
         let tids = &self.mmap_tids;
         let row_live = |pid: u32, uaddr: u64, id: i32| {
-            live.contains(&pid) && (uaddr > 1 || tids.binary_search(&(id as u32)).is_ok())
+            if uaddr > 1 {
+                words.contains(&(pid, uaddr))
+            } else {
+                live.contains(&pid) && tids.binary_search(&(id as u32)).is_ok()
+            }
         };
         self.dwarf_words.retain(|&(p, u, id), _| row_live(p, u, id));
         let maps = &self.skel.maps;
-        for copies in [&maps.ustack_copies, &maps.mmap_ustack_copies] {
+        for (i, copies) in [&maps.ustack_copies, &maps.mmap_ustack_copies]
+            .into_iter()
+            .enumerate()
+        {
+            let mut n = 0u64;
             let dead: Vec<Vec<u8>> = copies
                 .keys()
                 .filter(|k| {
+                    n += 1;
                     let key: types::ttop_futex_key = from_bytes(k);
                     !row_live(key.tgid, key.uaddr, key.tid as i32)
                 })
                 .collect();
-            for k in dead {
-                let _ = copies.delete(&k);
+            for k in &dead {
+                let _ = copies.delete(k);
+            }
+            if i == 0 {
+                self.syms.frames.copies_held = n.saturating_sub(dead.len() as u64);
             }
         }
     }

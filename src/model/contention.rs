@@ -180,6 +180,10 @@ pub struct UserFrames {
     pub kept_ns: u64,
     #[serde(default)]
     pub named_ns: u64,
+    /// Futex stack copies held in the kernel map after this read (one per contended word
+    /// still live; bounded by TTOP_USTACK_COPIES, 512). A level, not a count.
+    #[serde(default)]
+    pub copies_held: u64,
 }
 
 /// Everything the contention collector read in one tick.

@@ -550,6 +550,7 @@ fn user_frames(prev: Option<&ContentionSample>, cur: &ContentionSample) -> UserF
         unwound: delta(p.unwound, c.unwound),
         kept_ns: delta(p.kept_ns, c.kept_ns),
         named_ns: delta(p.named_ns, c.named_ns),
+        copies_held: c.copies_held,
     }
 }
 
