@@ -36,6 +36,27 @@ struct ProgCache {
 }
 
 impl ProgCache {
+    /// Ask the kernel for the functions of the addresses not asked yet (16 a run) and
+    /// cache the answers, names interned.
+    fn fill(&mut self, addrs: impl IntoIterator<Item = u64>) {
+        let mut want: Vec<u64> = addrs
+            .into_iter()
+            .filter(|a| *a != 0 && !self.by_addr.contains_key(a))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        if want.is_empty() {
+            return;
+        }
+        let Ok(found) = self.prog.by_addr(&want) else {
+            return;
+        };
+        for (a, k) in want.into_iter().zip(found) {
+            let v = k.map(|k| (self.intern(k.name), k.start));
+            self.by_addr.insert(a, v);
+        }
+    }
+
     fn intern(&mut self, name: String) -> &'static str {
         if let Some(&n) = self.names.get(name.as_str()) {
             return n;
@@ -119,17 +140,8 @@ pub fn lookup(addr: u64) -> Option<(&'static str, u64)> {
         Source::Table(k) => k.lookup(addr),
         Source::Prog(m) => {
             let mut c = m.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(&v) = c.by_addr.get(&addr) {
-                return v;
-            }
-            let k = c
-                .prog
-                .by_addr(&[addr])
-                .ok()
-                .and_then(|mut v| v.pop().flatten());
-            let v = k.map(|k| (c.intern(k.name), k.start));
-            c.by_addr.insert(addr, v);
-            v
+            c.fill([addr]);
+            c.by_addr.get(&addr).copied().flatten()
         }
     }
 }
@@ -137,25 +149,8 @@ pub fn lookup(addr: u64) -> Option<(&'static str, u64)> {
 /// Look up many addresses at once (16 a run), so a batch of new kernel stacks costs a
 /// few runs of the program rather than one per frame. A no-op for the table.
 pub fn prefetch(addrs: impl IntoIterator<Item = u64>) {
-    let Some(Source::Prog(m)) = source() else {
-        return;
-    };
-    let mut c = m.lock().unwrap_or_else(|e| e.into_inner());
-    let mut want: Vec<u64> = addrs
-        .into_iter()
-        .filter(|a| *a != 0 && !c.by_addr.contains_key(a))
-        .collect();
-    want.sort_unstable();
-    want.dedup();
-    if want.is_empty() {
-        return;
-    }
-    let Ok(found) = c.prog.by_addr(&want) else {
-        return;
-    };
-    for (a, k) in want.into_iter().zip(found) {
-        let v = k.map(|k| (c.intern(k.name), k.start));
-        c.by_addr.insert(a, v);
+    if let Some(Source::Prog(m)) = source() {
+        m.lock().unwrap_or_else(|e| e.into_inner()).fill(addrs);
     }
 }
 
@@ -221,11 +216,6 @@ impl Kallsyms {
         Some((start, next - start))
     }
 
-    /// The function containing `addr` (the closest symbol at or below it).
-    pub fn name_of(&self, addr: u64) -> Option<&str> {
-        self.lookup(addr).map(|(n, _)| n)
-    }
-
     /// The function containing `addr` and its start address, by binary search: a
     /// stack frame costs O(log n), not a scan of the ~120k names by string compare.
     pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
@@ -270,9 +260,15 @@ mod tests {
             None,
             "no symbol after it"
         );
-        assert_eq!(k.name_of(0xffffffff813424a0), Some("flush_tlb_func"));
-        assert_eq!(k.name_of(0xffffffff813424a8), Some("flush_tlb_func"));
-        assert_eq!(k.name_of(0x10), None);
+        assert_eq!(
+            k.lookup(0xffffffff813424a0).map(|l| l.0),
+            Some("flush_tlb_func")
+        );
+        assert_eq!(
+            k.lookup(0xffffffff813424a8).map(|l| l.0),
+            Some("flush_tlb_func")
+        );
+        assert_eq!(k.lookup(0x10).map(|l| l.0), None);
         assert_eq!(
             k.lookup(0xffffffff81342b28),
             Some(("native_flush_tlb_multi", 0xffffffff81342b20))
@@ -288,8 +284,8 @@ mod tests {
         .unwrap();
         assert_eq!(k.addr_of("mod_fn"), Some(0xffffffffc0002000));
         assert_eq!(k.addr_of("bad_addr"), None);
-        assert_eq!(k.name_of(0xffffffffc0001010), Some("other_fn"));
-        assert_eq!(k.name_of(0xffffffff81000001), Some("_stext"));
+        assert_eq!(k.lookup(0xffffffffc0001010).map(|l| l.0), Some("other_fn"));
+        assert_eq!(k.lookup(0xffffffff81000001).map(|l| l.0), Some("_stext"));
     }
 
     #[test]

@@ -8,6 +8,8 @@ use std::mem::MaybeUninit;
 use libbpf_rs::OpenObject;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
+use super::bpf_common::c_str;
+
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/ksym.skel.rs"));
 }
@@ -141,12 +143,7 @@ impl KsymProg {
 }
 
 fn text(t: &[std::ffi::c_char]) -> String {
-    let b: Vec<u8> = t
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&b).into_owned()
+    c_str(&t.iter().map(|&c| c as u8).collect::<Vec<u8>>())
 }
 
 /// "name+0xoff/0xsize" or "name+0xoff/0xsize [module]" for `addr` → its function.
