@@ -11,6 +11,7 @@ use crate::model::contention_frame::{FutexFrame, LockFrame};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FutexSort {
     Contended,
+    Waiters,
     Eagain,
     Wait,
     Max,
@@ -21,9 +22,10 @@ pub enum FutexSort {
 }
 
 impl FutexSort {
-    pub const ALL: [FutexSort; 8] = [
+    pub const ALL: [FutexSort; 9] = [
         FutexSort::Contended,
         FutexSort::Wait,
+        FutexSort::Waiters,
         FutexSort::Max,
         FutexSort::Avg,
         FutexSort::Eagain,
@@ -35,6 +37,7 @@ impl FutexSort {
     pub fn name(self) -> &'static str {
         match self {
             FutexSort::Contended => "CONT/s",
+            FutexSort::Waiters => "THR",
             FutexSort::Eagain => "EAGAIN/s",
             FutexSort::Wait => "WAIT/s",
             FutexSort::Max => "MAX",
@@ -49,6 +52,7 @@ impl FutexSort {
         let n = |x: f64, y: f64| x.total_cmp(&y);
         match self {
             FutexSort::Contended => a.contended.cmp(&b.contended),
+            FutexSort::Waiters => a.waiters.cmp(&b.waiters),
             FutexSort::Eagain => a.eagain.cmp(&b.eagain),
             FutexSort::Wait => n(a.total_wait_ms, b.total_wait_ms),
             FutexSort::Max => n(a.max_wait_us, b.max_wait_us),

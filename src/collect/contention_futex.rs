@@ -73,6 +73,9 @@ struct Word {
     last_ns: u64,
     max_ns: u64,
     max_tick: u64,
+    /// Threads whose contended waits grew during tick `waiters_tick`.
+    waiters: u32,
+    waiters_tick: u64,
     /// The word's user stacks: its waiters' kept stacks, each weighted by the contended
     /// waits of the (thread, word) entries that had it when fed. The most frequent is
     /// the word's stack (not the first, nor the last).
@@ -174,6 +177,14 @@ impl FutexTotals {
             w.max_ns = 0;
         }
         w.max_ns = w.max_ns.max(e.max_wait_ns);
+        if d.contended > 0 {
+            // Each (thread, word) entry is fed once a tick: one more thread blocked here.
+            if w.waiters_tick != tick {
+                w.waiters_tick = tick;
+                w.waiters = 0;
+            }
+            w.waiters += 1;
+        }
         // The entry's stack (its first contended wait's, then one in 64) stands for its
         // contended waits since it was last fed.
         if e.ustack >= 0 && (d.contended > 0 || w.stacks.is_empty()) {
@@ -235,6 +246,7 @@ impl FutexTotals {
                 eagain: c.eagain,
                 wait_ns: c.wait_ns,
                 max_wait_ns: if w.max_tick == tick { w.max_ns } else { 0 },
+                waiters: if w.waiters_tick == tick { w.waiters } else { 0 },
                 wakes: c.wakes,
                 woken: c.woken,
                 flags: w.flags,
@@ -326,6 +338,27 @@ mod tests {
         assert_eq!((th[1].tid, th[1].calls, th[1].contended), (12, 8, 3));
         assert_eq!(p.len(), 1);
         assert_eq!((p[0].tgid, p[0].calls, p[0].wait_ns), (10, 13, 5000));
+    }
+
+    #[test]
+    fn waiters_are_the_threads_that_slept_this_tick() {
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 2));
+        t.feed(&entry(12, 10, 0x40, 7, 3));
+        t.feed(&entry(13, 10, 0x40, 4, 0)); // called, never slept
+        t.feed(&entry(14, 10, 0x80, 9, 9));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].uaddr, w[0].waiters), (0x40, 2));
+        assert_eq!((w[1].uaddr, w[1].waiters), (0x80, 1));
+        // Next tick only thread 12 sleeps on 0x40 again; 0x80 is quiet.
+        t.begin_tick();
+        t.feed(&entry(11, 10, 0x40, 5, 2));
+        t.feed(&entry(12, 10, 0x40, 9, 4));
+        t.feed(&entry(14, 10, 0x80, 9, 9));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].contended, w[0].waiters), (6, 1));
+        assert_eq!((w[1].contended, w[1].waiters), (9, 0));
     }
 
     #[test]

@@ -126,6 +126,47 @@ impl DwarfStacks {
     }
 }
 
+/// A futex word whose waiter stack could be named this tick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Candidate {
+    /// Contended waits this interval.
+    waits: u64,
+    /// Threads that slept on it this interval.
+    waiters: u32,
+    /// Index into the tick's futex words.
+    index: usize,
+    /// Its most frequent kept user stack (BPF stack id).
+    id: i32,
+}
+
+/// The `n` words whose stacks are named this tick: words several threads slept on
+/// before one-waiter words (a lock before a hundred pthread_join words), then by waits;
+/// one word per distinct stack before a second word of a stack already chosen, so the
+/// named rows show `n` places in the code, not one place `n` times.
+fn words_to_name(mut ranked: Vec<Candidate>, n: usize) -> Vec<Candidate> {
+    ranked.sort_by(|a, b| {
+        (b.waiters >= 2)
+            .cmp(&(a.waiters >= 2))
+            .then(b.waits.cmp(&a.waits))
+            .then(a.index.cmp(&b.index))
+    });
+    let mut chosen: Vec<Candidate> = Vec::with_capacity(n);
+    let mut rest = Vec::new();
+    for c in ranked {
+        if chosen.len() == n {
+            break;
+        }
+        if chosen.iter().any(|x| x.id == c.id) {
+            rest.push(c);
+        } else {
+            chosen.push(c);
+        }
+    }
+    let room = n - chosen.len();
+    chosen.extend(rest.into_iter().take(room));
+    chosen
+}
+
 impl ContentionCollector {
     /// The latest copy of stack `id` of futex word `uaddr` of `pid`, when the BPF side
     /// kept one: (hash of the copy, the stack unwound from it with the modules' unwind
@@ -313,7 +354,7 @@ impl ContentionCollector {
         stacks: &[(usize, i32)],
         now: u64,
     ) {
-        let mut ranked: Vec<(u64, usize, i32)> = stacks
+        let ranked: Vec<Candidate> = stacks
             .iter()
             .map(|&(i, id)| {
                 let f = &futexes[i];
@@ -322,13 +363,23 @@ impl ContentionCollector {
                     .get(&(f.tgid, f.uaddr))
                     .copied()
                     .unwrap_or(0);
-                (f.contended.saturating_sub(prev), i, id)
+                Candidate {
+                    waits: f.contended.saturating_sub(prev),
+                    waiters: f.waiters,
+                    index: i,
+                    id,
+                }
             })
-            .filter(|r| r.0 > 0)
+            .filter(|r| r.waits > 0)
             .collect();
-        ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
         let mut new_budget = MAX_NEW_PER_TICK;
-        for &(waits, i, id) in ranked.iter().take(TOP_STACKS) {
+        for Candidate {
+            waits,
+            index: i,
+            id,
+            ..
+        } in words_to_name(ranked, TOP_STACKS)
+        {
             let pid = futexes[i].tgid;
             let uaddr = futexes[i].uaddr;
             if let Some((caller, frames)) =
@@ -413,6 +464,33 @@ mod tests {
 
     fn named(ips: &[u64]) -> Option<(String, Vec<String>)> {
         Some((format!("f{}", ips[0]), vec![format!("f{}", ips[0])]))
+    }
+
+    #[test]
+    fn shared_words_and_new_stacks_are_named_first() {
+        let c = |waits, waiters, index, id| Candidate {
+            waits,
+            waiters,
+            index,
+            id,
+        };
+        // Seed 000: join words (one waiter each, one stack) outweigh the stack-cache
+        // lock (many waiters); a second stack of joins comes before more of the first.
+        let ranked = vec![
+            c(300, 1, 0, 7),
+            c(290, 1, 1, 7),
+            c(280, 1, 2, 7),
+            c(100, 30, 3, 9),
+            c(50, 1, 4, 8),
+        ];
+        let got: Vec<usize> = words_to_name(ranked.clone(), 3)
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(got, [3, 0, 4]);
+        let all: Vec<usize> = words_to_name(ranked, 10).iter().map(|c| c.index).collect();
+        assert_eq!(all, [3, 0, 4, 1, 2]);
+        assert!(words_to_name(Vec::new(), 8).is_empty());
     }
 
     /// Each sample's stack gets the waits given while it is the latest; the heaviest is

@@ -25,6 +25,10 @@ pub struct FutexSample {
     pub wait_ns: u64,
     /// Largest single contended wait since the previous sample.
     pub max_wait_ns: u64,
+    /// Threads that blocked on the word since the previous sample (a lock has many;
+    /// a join or a one-consumer condition variable has one).
+    #[serde(default)]
+    pub waiters: u32,
     /// Wake-type calls and the threads they woke.
     pub wakes: u64,
     pub woken: u64,
@@ -211,7 +215,12 @@ pub struct ContentionSample {
 /// security agent (31999) holding tiflash's mmap_lock (seed 002). Counters grow
 /// linearly with `secs`, so any two consecutive samples derive to the same rates.
 pub fn fixture(secs: u64) -> ContentionSample {
-    let futex = |tgid: u32, uaddr: u64, per_s: [u64; 7], max_ns: u64, flags: u32, caller: &str| {
+    let futex = |tgid: u32,
+                 uaddr: u64,
+                 per_s: [u64; 7],
+                 (max_ns, waiters): (u64, u32),
+                 flags: u32,
+                 caller: &str| {
         let [calls, waits, contended, eagain, wait_ns, wakes, woken] = per_s;
         FutexSample {
             tgid,
@@ -222,6 +231,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             eagain: eagain * secs,
             wait_ns: wait_ns * secs,
             max_wait_ns: max_ns,
+            waiters,
             wakes: wakes * secs,
             woken: woken * secs,
             flags,
@@ -278,7 +288,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
                 4242,
                 0x7f3a_2c00_1040,
                 [52_000, 40_000, 3_876, 36_100, 477_000_000, 12_000, 3_876],
-                18_500_000,
+                (18_500_000, 24),
                 0,
                 "DeltaMergeStore::flush+0x42",
             ),
@@ -286,7 +296,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
                 4242,
                 0x7f3a_2c00_10a0,
                 [1_300, 900, 412, 488, 117_500_000, 400, 412],
-                4_200_000,
+                (4_200_000, 12),
                 0,
                 "allocate_stack+0x1f3",
             ),
@@ -294,7 +304,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
                 912,
                 0x00c0_0008_0148,
                 [14_500, 7_250, 5_800, 1_450, 870_000_000, 7_250, 5_800],
-                1_100_000,
+                (1_100_000, 6),
                 0,
                 "runtime.stopm+0xc5",
             ),
@@ -302,7 +312,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
                 1817,
                 0x7f11_c8a2_e0d8,
                 [240, 120, 118, 2, 252_000_000, 120, 118],
-                9_800_000,
+                (9_800_000, 9),
                 1,
                 "LWLockAcquire+0x1b6",
             ),

@@ -33,6 +33,9 @@ pub struct FutexFrame {
     pub calls: u64,
     /// Wait calls that blocked (woken, timed out or interrupted after sleeping).
     pub contended: u64,
+    /// Threads that blocked on the word in the last sampling interval: a lock has
+    /// many, a pthread_join or a one-consumer condition variable has one.
+    pub waiters: u32,
     /// Wait calls that returned EAGAIN at once (the word had already changed).
     pub eagain: u64,
     /// Wake calls, and the threads they woke.
@@ -243,6 +246,7 @@ fn futex_rows(
                 kind: futex_kind(c.flags),
                 calls,
                 contended,
+                waiters: if contended > 0 { c.waiters } else { 0 },
                 eagain: delta(p.eagain, c.eagain),
                 wakes: delta(p.wakes, c.wakes),
                 woken: delta(p.woken, c.woken),
@@ -262,8 +266,28 @@ fn futex_rows(
             .then(a.pid.cmp(&b.pid))
             .then(a.uaddr.cmp(&b.uaddr))
     });
-    rows.truncate(MAX_ROWS);
+    keep_shared(&mut rows);
     rows
+}
+
+/// Words beyond the MAX_ROWS most contended that several threads blocked on, kept
+/// besides them (most waiters first).
+pub const SHARED_ROWS: usize = 8;
+
+/// Cut the rows, ranked by contended waits, to MAX_ROWS, but keep up to SHARED_ROWS of
+/// the rest that several threads blocked on: a lock the whole pool queues on is not
+/// hidden behind a hundred words each with one waiter (seed 000: 120 pthread_join words
+/// outrank glibc's stack-cache lock in waits).
+fn keep_shared(rows: &mut Vec<FutexFrame>) {
+    if rows.len() <= MAX_ROWS {
+        return;
+    }
+    let mut rest = rows.split_off(MAX_ROWS);
+    rest.retain(|r| r.waiters >= 2);
+    // Stable: equal waiters keep the contended order.
+    rest.sort_by_key(|r| std::cmp::Reverse(r.waiters));
+    rest.truncate(SHARED_ROWS);
+    rows.extend(rest);
 }
 
 fn futex_thread_rows(

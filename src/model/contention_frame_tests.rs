@@ -38,6 +38,53 @@ fn futex_rows_are_per_interval_and_ranked_by_contended() {
     assert_eq!(pg.kind, "shared");
 }
 
+/// Seed 000's shape: more one-waiter words (pthread_join) than rows, each with more
+/// waits than the lock the pool queues on; the lock is kept after the 64.
+#[test]
+fn a_shared_word_is_kept_behind_many_one_waiter_words() {
+    let word = |uaddr: u64, contended: u64, waiters: u32| FutexSample {
+        tgid: 4242,
+        uaddr,
+        calls: contended,
+        waits: contended,
+        contended,
+        waiters,
+        ..Default::default()
+    };
+    let mut words: Vec<FutexSample> = (0..120)
+        .map(|i| word(0x1000 + i * 64, 300 + i, 1))
+        .collect();
+    words.push(word(0x10, 100, 37));
+    words.push(word(0x20, 20, 2));
+    words.push(word(0x30, 250, 1));
+    let cur = ContentionSample {
+        futexes: words,
+        ..Default::default()
+    };
+    let rows = futex_rows(None, &cur, &|_| "creators".into());
+    assert_eq!(rows.len(), MAX_ROWS + 2);
+    assert!(
+        rows[..MAX_ROWS]
+            .iter()
+            .all(|r| r.waiters == 1 && r.contended >= 300)
+    );
+    let kept: Vec<(u64, u32)> = rows[MAX_ROWS..]
+        .iter()
+        .map(|r| (r.uaddr, r.waiters))
+        .collect();
+    assert_eq!(kept, [(0x10, 37), (0x20, 2)]);
+    // Fewer words than rows: nothing is added or reordered.
+    let few = ContentionSample {
+        futexes: vec![word(0x10, 5, 3), word(0x20, 50, 1)],
+        ..Default::default()
+    };
+    let rows = futex_rows(None, &few, &|_| String::new());
+    assert_eq!(
+        rows.iter().map(|r| r.uaddr).collect::<Vec<_>>(),
+        [0x20, 0x10]
+    );
+}
+
 #[test]
 fn procs_get_futex_rates() {
     let f = frame(3);

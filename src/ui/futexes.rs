@@ -91,6 +91,13 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
         value: |r, s| fmt::num(r.contended as f64 / s, 7),
     },
     Col {
+        title: "THR",
+        width: 4,
+        min_screen: 0,
+        sort: Some(FutexSort::Waiters),
+        value: |r, _| r.waiters.to_string(),
+    },
+    Col {
         title: "EAGAIN/s",
         width: 8,
         min_screen: 0,
