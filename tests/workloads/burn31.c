@@ -1,7 +1,9 @@
 // Two functions that burn CPU in a known 3:1 ratio, built like a distribution's
 // programs (-O2, no frame pointers): each thread runs worker -> { burn_a 3 units,
 // burn_b 1 unit } in a loop. A profile must give burn_a 75% and burn_b 25% of the
-// samples, both under worker.
+// samples, both under worker. A unit's length is drawn at random around 200,000 steps
+// (the same law for both) so the loop cannot run in step with a 99 Hz sampler (one CI
+// run gave burn_a 66% with a fixed period; that this was the cause is not proven).
 // usage: burn31 THREADS SECS      prints pid= first, then cpu_s= (the CPU it used)
 #pragma GCC optimize("omit-frame-pointer")
 #include <pthread.h>
@@ -14,26 +16,28 @@
 static volatile int stop;
 static volatile unsigned long sink;
 
-// One unit: a fixed loop. The same body in both, so a unit costs the same in each.
-__attribute__((noinline)) void burn_a(int units) {
+// One unit: `steps` turns of one loop. The same body in both, so a unit costs the same in each.
+__attribute__((noinline)) void burn_a(int units, int steps) {
     unsigned long x = sink;
     for (int u = 0; u < units; u++)
-        for (int i = 0; i < 200000; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;
+        for (int i = 0; i < steps; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;
     sink = x;
 }
 
-__attribute__((noinline)) void burn_b(int units) {
+__attribute__((noinline)) void burn_b(int units, int steps) {
     unsigned long x = sink;
     for (int u = 0; u < units; u++)
-        for (int i = 0; i < 200000; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;
+        for (int i = 0; i < steps; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;
     sink = x;
 }
 
 __attribute__((noinline)) static void *worker(void *arg) {
-    (void)arg;
+    unsigned long r = (unsigned long)&r | 1;
+    // 100,000..300,000 steps, mean 200,000 (xorshift: cheap, per thread).
+#define STEPS() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, 100000 + (int)(r % 200001))
     while (!stop) {
-        burn_a(3);
-        burn_b(1);
+        burn_a(3, STEPS());
+        burn_b(1, STEPS());
     }
     return NULL;
 }
