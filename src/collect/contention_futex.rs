@@ -246,7 +246,7 @@ impl FutexTotals {
                 eagain: c.eagain,
                 wait_ns: c.wait_ns,
                 max_wait_ns: if w.max_tick == tick { w.max_ns } else { 0 },
-                waiters: if w.waiters_tick == tick { w.waiters } else { 0 },
+                waiters: Some(if w.waiters_tick == tick { w.waiters } else { 0 }),
                 wakes: c.wakes,
                 woken: c.woken,
                 flags: w.flags,
@@ -349,16 +349,16 @@ mod tests {
         t.feed(&entry(13, 10, 0x40, 4, 0)); // called, never slept
         t.feed(&entry(14, 10, 0x80, 9, 9));
         let w = t.end_tick(0).futexes;
-        assert_eq!((w[0].uaddr, w[0].waiters), (0x40, 2));
-        assert_eq!((w[1].uaddr, w[1].waiters), (0x80, 1));
+        assert_eq!((w[0].uaddr, w[0].waiters), (0x40, Some(2)));
+        assert_eq!((w[1].uaddr, w[1].waiters), (0x80, Some(1)));
         // Next tick only thread 12 sleeps on 0x40 again; 0x80 is quiet.
         t.begin_tick();
         t.feed(&entry(11, 10, 0x40, 5, 2));
         t.feed(&entry(12, 10, 0x40, 9, 4));
         t.feed(&entry(14, 10, 0x80, 9, 9));
         let w = t.end_tick(0).futexes;
-        assert_eq!((w[0].contended, w[0].waiters), (6, 1));
-        assert_eq!((w[1].contended, w[1].waiters), (9, 0));
+        assert_eq!((w[0].contended, w[0].waiters), (6, Some(1)));
+        assert_eq!((w[1].contended, w[1].waiters), (9, Some(0)));
     }
 
     #[test]

@@ -365,7 +365,7 @@ impl ContentionCollector {
                     .unwrap_or(0);
                 Candidate {
                     waits: f.contended.saturating_sub(prev),
-                    waiters: f.waiters,
+                    waiters: f.waiters.unwrap_or(0),
                     index: i,
                     id,
                 }

@@ -26,9 +26,10 @@ pub struct FutexSample {
     /// Largest single contended wait since the previous sample.
     pub max_wait_ns: u64,
     /// Threads that blocked on the word since the previous sample (a lock has many;
-    /// a join or a one-consumer condition variable has one).
+    /// a join or a one-consumer condition variable has one). None in recordings made
+    /// before it was measured.
     #[serde(default)]
-    pub waiters: u32,
+    pub waiters: Option<u32>,
     /// Wake-type calls and the threads they woke.
     pub wakes: u64,
     pub woken: u64,
@@ -231,7 +232,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             eagain: eagain * secs,
             wait_ns: wait_ns * secs,
             max_wait_ns: max_ns,
-            waiters,
+            waiters: Some(waiters),
             wakes: wakes * secs,
             woken: woken * secs,
             flags,

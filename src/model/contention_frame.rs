@@ -34,8 +34,9 @@ pub struct FutexFrame {
     /// Wait calls that blocked (woken, timed out or interrupted after sleeping).
     pub contended: u64,
     /// Threads that blocked on the word in the last sampling interval: a lock has
-    /// many, a pthread_join or a one-consumer condition variable has one.
-    pub waiters: u32,
+    /// many, a pthread_join or a one-consumer condition variable has one (null: not
+    /// measured, a recording made before it was).
+    pub waiters: Option<u32>,
     /// Wait calls that returned EAGAIN at once (the word had already changed).
     pub eagain: u64,
     /// Wake calls, and the threads they woke.
@@ -246,7 +247,7 @@ fn futex_rows(
                 kind: futex_kind(c.flags),
                 calls,
                 contended,
-                waiters: if contended > 0 { c.waiters } else { 0 },
+                waiters: c.waiters.map(|w| if contended > 0 { w } else { 0 }),
                 eagain: delta(p.eagain, c.eagain),
                 wakes: delta(p.wakes, c.wakes),
                 woken: delta(p.woken, c.woken),
@@ -283,7 +284,7 @@ fn keep_shared(rows: &mut Vec<FutexFrame>) {
         return;
     }
     let mut rest = rows.split_off(MAX_ROWS);
-    rest.retain(|r| r.waiters >= 2);
+    rest.retain(|r| r.waiters.is_some_and(|w| w >= 2));
     // Stable: equal waiters keep the contended order.
     rest.sort_by_key(|r| std::cmp::Reverse(r.waiters));
     rest.truncate(SHARED_ROWS);

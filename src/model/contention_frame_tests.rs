@@ -48,7 +48,7 @@ fn a_shared_word_is_kept_behind_many_one_waiter_words() {
         calls: contended,
         waits: contended,
         contended,
-        waiters,
+        waiters: Some(waiters),
         ..Default::default()
     };
     let mut words: Vec<FutexSample> = (0..120)
@@ -66,13 +66,19 @@ fn a_shared_word_is_kept_behind_many_one_waiter_words() {
     assert!(
         rows[..MAX_ROWS]
             .iter()
-            .all(|r| r.waiters == 1 && r.contended >= 300)
+            .all(|r| r.waiters == Some(1) && r.contended >= 300)
     );
-    let kept: Vec<(u64, u32)> = rows[MAX_ROWS..]
+    let kept: Vec<(u64, Option<u32>)> = rows[MAX_ROWS..]
         .iter()
         .map(|r| (r.uaddr, r.waiters))
         .collect();
-    assert_eq!(kept, [(0x10, 37), (0x20, 2)]);
+    assert_eq!(kept, [(0x10, Some(37)), (0x20, Some(2))]);
+    // A recording made before THR was measured: unknown, not zero, and nothing added.
+    let mut old = cur.clone();
+    old.futexes.iter_mut().for_each(|w| w.waiters = None);
+    let rows = futex_rows(None, &old, &|_| String::new());
+    assert_eq!(rows.len(), MAX_ROWS);
+    assert!(rows.iter().all(|r| r.waiters.is_none()));
     // Fewer words than rows: nothing is added or reordered.
     let few = ContentionSample {
         futexes: vec![word(0x10, 5, 3), word(0x20, 50, 1)],
@@ -180,4 +186,22 @@ fn old_recordings_without_contention_still_load() {
     v.as_object_mut().unwrap().remove("contention");
     let back: crate::model::Sample = serde_json::from_value(v).unwrap();
     assert!(back.contention.is_none());
+}
+
+/// A futex word recorded before THR was measured reads back as unknown, and its row
+/// says so in JSON (null), never a zero.
+#[test]
+fn a_word_recorded_without_waiters_is_unknown_not_zero() {
+    let old = r#"{"tgid":7,"uaddr":4096,"calls":9,"waits":4,"contended":4,"eagain":0,
+        "wait_ns":5000,"max_wait_ns":2000,"wakes":0,"woken":0,"flags":0,"last_tid":8}"#;
+    let w: FutexSample = serde_json::from_str(old).unwrap();
+    assert_eq!(w.waiters, None);
+    let cur = ContentionSample {
+        futexes: vec![w],
+        ..Default::default()
+    };
+    let rows = futex_rows(None, &cur, &|_| String::new());
+    let json = serde_json::to_value(&rows[0]).unwrap();
+    assert!(json["waiters"].is_null(), "{json}");
+    assert_eq!(json["contended"], 4);
 }

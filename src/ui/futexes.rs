@@ -95,7 +95,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
         width: 4,
         min_screen: 0,
         sort: Some(FutexSort::Waiters),
-        value: |r, _| r.waiters.to_string(),
+        value: |r, _| r.waiters.map_or("-".into(), |w| w.to_string()),
     },
     Col {
         title: "EAGAIN/s",
