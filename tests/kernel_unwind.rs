@@ -454,16 +454,22 @@ fn seed_000_stack_cache_waiters_are_named_in_the_futex_view() {
     let _g = kernel_lock();
     let run = |pool: &str| {
         let mut pid = 0;
-        let frames = watch(6, || {
-            let mut w = spawn_workload("creators", &["120", "4", "100", pool]);
+        // 6 s of churn: the lock's row (named from the second churning frame) and the
+        // thread_churn finding (shown once churn held for two frames) overlap for
+        // several frames, not one.
+        let frames = watch(8, || {
+            let mut w = spawn_workload("creators", &["120", "6", "100", pool]);
             pid = pid_of(&mut w);
             w
         });
-        stack_cache_rows(&frames, pid)
+        (
+            stack_cache_rows(&frames, pid),
+            churn_lock_evidence(&frames, pid),
+        )
     };
-    let mut found = Vec::new();
+    let (mut found, mut evidence) = (Vec::new(), Vec::new());
     for attempt in 1..=5 {
-        found = run("0");
+        (found, evidence) = run("0");
         eprintln!("run {attempt}: {} stack-cache rows", found.len());
         if !found.is_empty() {
             break;
@@ -481,11 +487,33 @@ fn seed_000_stack_cache_waiters_are_named_in_the_futex_view() {
         found.iter().any(|r| r.1 >= 2),
         "the stack-cache lock had one waiter: {found:?}"
     );
-    let pool = run("1");
+    // The thread_churn finding names the lock with its figures, in a frame that had
+    // the row (findings judge each frame's own rows).
+    eprintln!("thread_churn evidence: {evidence:?}");
+    assert!(
+        evidence.iter().any(|(_, thr)| *thr >= 2.0),
+        "no thread_churn finding names the stack-cache lock: {evidence:?}"
+    );
+    let (pool, pool_evidence) = run("1");
     assert!(
         pool.is_empty(),
         "the thread pool has stack-cache waits: {pool:?}"
     );
+    assert!(pool_evidence.is_empty(), "{pool_evidence:?}");
+}
+
+/// (addrs, stack_cache_threads) of every thread_churn finding about `pid` that names
+/// the stack-cache lock.
+fn churn_lock_evidence(frames: &[Value], pid: u64) -> Vec<(String, f64)> {
+    frames
+        .iter()
+        .flat_map(|f| f["findings"].as_array().unwrap())
+        .filter(|f| f["kind"] == "thread_churn" && f["pids"][0] == pid)
+        .filter_map(|f| {
+            let thr = f["figures"]["stack_cache_threads"].as_f64()?;
+            Some((f["addrs"].to_string(), thr))
+        })
+        .collect()
 }
 
 /// `user_frames.KEY` summed over the frames.

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use super::contention_frame::FutexFrame;
 use super::findings::{Finding, Severity};
 use super::frame::Frame;
 
@@ -18,6 +19,17 @@ pub const CHURN_EXIT_SHARE: f64 = 0.5;
 /// Critical when the ghost threads (born and dead between scans) burn this much CPU,
 /// percent of one CPU: work no thread scan can see.
 pub const CHURN_GHOST_CPU_CRIT_PCT: f64 = 50.0;
+
+/// glibc's thread-stack functions that take its stack-cache lock (`stack_cache_lock`):
+/// pthread_create's side (allocate_stack, get_cached_stack) and pthread_join's
+/// (__nptl_deallocate_stack, __nptl_free_stacks). A churning process whose threads sleep
+/// in a lock wait under one of them queues on that one lock (seed 000's picture).
+pub const STACK_CACHE_FNS: &[&str] = &[
+    "allocate_stack",
+    "get_cached_stack",
+    "__nptl_deallocate_stack",
+    "__nptl_free_stacks",
+];
 
 /// scan_undercount: true runnable / what the scan saw. The Frame marks 1.5 already;
 /// a finding asks for twice, so the scan is plainly wrong, not just unlucky.
@@ -159,6 +171,36 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
         let ghost_pct = p.ghost_cpu_ms.get().unwrap_or(0.0) / 10.0 / secs;
         let tlb = p.tlb_shootdowns_caused.get().unwrap_or(0) as f64 / secs;
         let futex_ms = p.futex_wait_ms.get().unwrap_or(0.0) / secs;
+        let mut figures = fig(&[
+            ("created_per_s", rate),
+            ("exited_per_s", exited as f64 / secs),
+            (
+                "ghost_threads_per_s",
+                p.ghost_threads.unwrap_or(0) as f64 / secs,
+            ),
+            ("ghost_cpu_pct", ghost_pct),
+            ("futex_wait_ms_per_s", futex_ms),
+            ("tlb_shootdowns_per_s", tlb),
+        ]);
+        // Where its threads queue, when the waiters' stacks were named.
+        let lock = stack_cache_word(fr, p.pid);
+        let mut why = String::new();
+        if let Some(w) = lock {
+            figures.insert("stack_cache_waits_per_s", w.contended as f64 / secs);
+            if let Some(n) = w.waiters {
+                figures.insert("stack_cache_threads", f64::from(n));
+                why = format!(
+                    "; {n} of its threads queue on glibc's thread-stack cache lock \
+                     ({:.0} waits/s)",
+                    w.contended as f64 / secs
+                );
+            } else {
+                why = format!(
+                    "; its threads queue on glibc's thread-stack cache lock ({:.0} waits/s)",
+                    w.contended as f64 / secs
+                );
+            }
+        }
         out.push(Finding {
             kind: "thread_churn",
             severity: if ghost_pct >= CHURN_GHOST_CPU_CRIT_PCT {
@@ -169,27 +211,47 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             pids: vec![p.pid],
             summary: format!(
                 "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU a scan \
-                 cannot see: reuse threads (a pool) instead of creating one per task",
+                 cannot see{why}: reuse threads (a pool) instead of creating one per task",
                 name(fr, p.pid),
                 rate,
                 ghost_pct
             ),
-            figures: fig(&[
-                ("created_per_s", rate),
-                ("exited_per_s", exited as f64 / secs),
-                (
-                    "ghost_threads_per_s",
-                    p.ghost_threads.unwrap_or(0) as f64 / secs,
-                ),
-                ("ghost_cpu_pct", ghost_pct),
-                ("futex_wait_ms_per_s", futex_ms),
-                ("tlb_shootdowns_per_s", tlb),
-            ]),
+            addrs: lock
+                .map(|w| vec![format!("{}:{:#x}", w.pid, w.uaddr)])
+                .unwrap_or_default(),
+            figures,
             view: "main",
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
     }
+}
+
+/// The futex word of `pid` that its threads sleep on inside glibc's thread-stack code:
+/// a lock-wait frame with a thread-stack function (STACK_CACHE_FNS) further out. The
+/// most contended such word; None when no waiter stack was named that way (no debug
+/// names for the C library, or no such waits).
+fn stack_cache_word(fr: &Frame, pid: u32) -> Option<&FutexFrame> {
+    let base = |f: &String| {
+        let name = f.split(['+', ' ']).next().unwrap_or("");
+        name.strip_prefix("__GI_").unwrap_or(name).to_string()
+    };
+    fr.contention
+        .futexes
+        .iter()
+        .filter(|w| w.pid == pid && w.contended > 0)
+        .filter(|w| {
+            let names: Vec<String> = w.stack.iter().map(base).collect();
+            names
+                .iter()
+                .position(|f| f.ends_with("lll_lock_wait_private") || f.ends_with("lll_lock_wait"))
+                .is_some_and(|i| {
+                    names[i + 1..]
+                        .iter()
+                        .any(|f| STACK_CACHE_FNS.contains(&f.as_str()))
+                })
+        })
+        .max_by_key(|w| w.contended)
 }
 
 fn scan_undercount(fr: &Frame, out: &mut Vec<Finding>) {

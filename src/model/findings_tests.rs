@@ -57,6 +57,78 @@ fn thread_churn_edges() {
     assert_eq!(observe(&fr)[0].severity, Severity::Critical);
 }
 
+/// Seed 000's evidence: a churning process whose threads sleep on glibc's stack-cache
+/// lock has that word named in its thread_churn finding; a join word, a lock wait under
+/// other code, another process's stack-cache lock and unnamed frames do not.
+#[test]
+fn thread_churn_names_the_stack_cache_lock_only_from_its_stack() {
+    let stack = |frames: &[&str]| frames.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+    let word = |pid: u32, uaddr: u64, frames: &[&str]| FutexFrame {
+        pid,
+        uaddr,
+        contended: 130,
+        waiters: Some(114),
+        stack: stack(frames),
+        ..Default::default()
+    };
+    let churn = |words: Vec<FutexFrame>| {
+        let mut fr = frame();
+        let mut p = proc_(7);
+        p.threads_created = Some(15_000);
+        p.threads_exited = Some(15_000);
+        fr.procs.push(p);
+        fr.contention.futexes = words;
+        let f = observe(&fr);
+        assert_eq!(f.len(), 1, "{f:?}");
+        f.into_iter().next().unwrap()
+    };
+    let lock = [
+        "futex_wait",
+        "__GI___lll_lock_wait_private",
+        "__GI___nptl_deallocate_stack+0xe4",
+        "__pthread_clockjoin_ex",
+        "creator",
+    ];
+    let f = churn(vec![word(7, 0x7f00_1000, &lock)]);
+    assert_eq!(f.addrs, ["7:0x7f001000"]);
+    assert_eq!(f.figures["stack_cache_threads"], 114.0);
+    assert_eq!(f.figures["stack_cache_waits_per_s"], 130.0);
+    assert!(
+        f.summary
+            .contains("114 of its threads queue on glibc's thread-stack cache lock"),
+        "{}",
+        f.summary
+    );
+    let create = [
+        "__lll_lock_wait_private+0x2a",
+        "get_cached_stack (inlined) allocatestack.c:112",
+        "allocate_stack",
+        "__pthread_create_2_1",
+        "creator",
+    ];
+    assert_eq!(churn(vec![word(7, 0x10, &create)]).addrs, ["7:0x10"]);
+    // Controls: no evidence, the finding itself unchanged.
+    let join = [
+        "__futex_abstimed_wait_common",
+        "__pthread_clockjoin_ex",
+        "creator",
+    ];
+    let other_lock = ["__lll_lock_wait_private", "_IO_fwrite", "creator"];
+    let unnamed = ["libc.so.6+0x8612b", "libc.so.6+0x9a0c1", "creators+0x1234"];
+    for words in [
+        vec![word(7, 0x20, &join)],
+        vec![word(7, 0x30, &other_lock)],
+        vec![word(8, 0x40, &lock)],
+        vec![word(7, 0x50, &unnamed)],
+        Vec::new(),
+    ] {
+        let f = churn(words);
+        assert!(f.addrs.is_empty(), "{f:?}");
+        assert!(!f.figures.contains_key("stack_cache_threads"));
+        assert!(!f.summary.contains("stack cache"), "{}", f.summary);
+    }
+}
+
 #[test]
 fn scan_undercount_edges() {
     let under = |avg: f64, scan: u32| {
