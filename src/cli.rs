@@ -28,6 +28,12 @@ pub struct Cli {
     #[arg(long = "no-bpf")]
     pub no_bpf: bool,
 
+    /// Do not hook the futex syscalls: the futex view and the per-process futex figures
+    /// are not measured. Under a futex storm the hooks' dispatch slows every futex call
+    /// (README: Overhead); the kernel-lock and mmap_lock views stay on.
+    #[arg(long = "no-futex")]
+    pub no_futex: bool,
+
     /// Sample on-CPU stacks of the watched processes (or of the whole machine) at HZ per
     /// CPU (99 when no HZ is given): `--json` frames and recordings carry each interval's
     /// `profile`.
@@ -173,6 +179,10 @@ pub struct CollectArgs {
     #[arg(long = "no-bpf")]
     pub no_bpf: bool,
 
+    /// Do not hook the futex syscalls: the futex figures are not measured.
+    #[arg(long = "no-futex")]
+    pub no_futex: bool,
+
     /// Sample on-CPU stacks at HZ per CPU (99 when no HZ is given) into each Sample.
     #[arg(long = "profile", value_name = "HZ", num_args = 0..=1, require_equals = true,
           default_missing_value = "99", value_parser = clap::value_parser!(u64).range(1..=10_000))]
@@ -309,6 +319,7 @@ impl Cli {
         let mut pids = self.pids.clone();
         let mut comm = self.comm.clone();
         let (mut delay, mut rt, mut no_bpf) = (self.delay, self.rt, self.no_bpf);
+        let mut no_futex = self.no_futex;
         let mut profile = self.profile;
         let mut off_cpu = self.off_cpu;
         if let Some(s) = sub {
@@ -317,6 +328,7 @@ impl Cli {
             off_cpu |= s.off_cpu;
             rt |= s.rt;
             no_bpf |= s.no_bpf;
+            no_futex |= s.no_futex;
             if !s.pids.is_empty() {
                 pids = s.pids.clone();
             }
@@ -333,6 +345,7 @@ impl Cli {
                 comm,
                 profile_hz: profile,
                 profile_off_cpu: off_cpu,
+                no_futex,
             },
         }
     }
@@ -554,11 +567,13 @@ mod tests {
                 .collect()
         };
         let replay = flags("replay");
-        for f in ["no-bpf", "rt", "delay", "comm"] {
+        for f in ["no-bpf", "no-futex", "rt", "delay", "comm"] {
             assert!(!replay.iter().any(|x| x == f), "replay offers --{f}");
         }
         let record = flags("record");
-        for f in ["no-bpf", "rt", "delay", "comm", "pid", "dir", "metrics"] {
+        for f in [
+            "no-bpf", "no-futex", "rt", "delay", "comm", "pid", "dir", "metrics",
+        ] {
             assert!(record.iter().any(|x| x == f), "record lacks --{f}");
         }
         let cli =
@@ -573,6 +588,22 @@ mod tests {
             "the subcommand's own wins"
         );
         assert!(Cli::try_parse_from(["ttop", "replay", "f", "--no-bpf"]).is_err());
+        // --no-futex before or after a collecting subcommand.
+        for args in [
+            &["ttop", "--no-futex"][..],
+            &["ttop", "--no-futex", "record", "-o", "x"],
+            &["ttop", "serve", "--no-futex"],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert!(cli.settings().cfg.no_futex, "{args:?}");
+        }
+        assert!(
+            !Cli::try_parse_from(["ttop"])
+                .unwrap()
+                .settings()
+                .cfg
+                .no_futex
+        );
         assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--dir", "d"]).is_err());
         assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--rotate", "1h"]).is_err());
         assert!(Cli::try_parse_from(["ttop", "record"]).is_err());

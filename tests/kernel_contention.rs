@@ -157,6 +157,68 @@ fn futex_mutex_storm_matches_own_count_raw_syscalls() {
     futex_mutex_storm(&[("TTOP_FUTEX_RAW_SYSCALLS", "1")]);
 }
 
+/// `--no-futex`: the futex mutex storm runs, yet no futex figure is reported as zero:
+/// the futex tables are empty, every process's futex columns are null, the frame says
+/// the futex probes were off (and the kernel-lock ones on), the problems line says why,
+/// and no futex finding fires. The kernel-lock view still sees the storm's hash-bucket
+/// spinlock.
+#[test]
+fn no_futex_measures_no_futex_figure_and_keeps_the_lock_view() {
+    if !require_root("no_futex_measures_no_futex_figure_and_keeps_the_lock_view") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "--no-futex", "-n", "6", "-d", "0.5"]);
+    let mut w = spawn_workload("futex_mutex", &["4", "2"]);
+    let (head, r) = first_line(&mut w);
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(20)),
+        "futex_mutex hung"
+    );
+    let out = rest(r);
+    let frames = ttop.finish();
+    let pid = num(&head, "pid") as u64;
+    assert!(num(&out, "slept") > 0.0, "the storm slept: {out:?}");
+    assert!(
+        problems(&frames).iter().any(|p| p.contains("--no-futex")),
+        "{:?}",
+        problems(&frames)
+    );
+    let mut lock_waits = 0u64;
+    for fr in &frames {
+        assert_eq!(
+            fr["contention_measured"]["futex"], false,
+            "{}",
+            fr["contention_measured"]
+        );
+        assert_eq!(fr["contention_measured"]["locks"], true);
+        assert!(fr["futexes"].as_array().unwrap().is_empty());
+        assert!(fr["futex_threads"].as_array().unwrap().is_empty());
+        for p in fr["procs"].as_array().unwrap() {
+            assert!(p["futex_calls"].is_null(), "{}", p);
+            assert!(p["futex_wait_ms"].is_null(), "{}", p);
+        }
+        for f in fr["findings"].as_array().unwrap() {
+            assert!(
+                f["kind"] != "hot_lock" && f["kind"] != "idle_futex_storm",
+                "a futex finding without futex figures: {f}"
+            );
+        }
+        lock_waits += fr["locks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l["waiters"].as_array().unwrap())
+            .filter(|w| u(&w["pid"]) == pid)
+            .map(|w| u(&w["contended"]))
+            .sum::<u64>();
+    }
+    assert!(
+        lock_waits > 0,
+        "the kernel-lock view saw none of the storm's spinlock waits"
+    );
+}
+
 fn futex_mutex_storm(env: &[(&str, &str)]) {
     let _g = kernel_lock();
     let ttop = Stream::start_env(&["--json", "-n", "10", "-d", "0.5"], env);

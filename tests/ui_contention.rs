@@ -52,6 +52,33 @@ fn futexes_80x24() {
     snap!("futexes_80x24", t);
 }
 
+/// `--no-futex` (or a kernel without the futex hooks): the futex view says the figures
+/// are not measured, not that nothing happened, and the process table's futex column
+/// shows no zeros.
+#[test]
+fn futexes_not_measured_80x24() {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        let mut c = contention::fixture(s);
+        c.futex_ok = false;
+        (c.futexes, c.futex_threads, c.futex_procs) = (Vec::new(), Vec::new(), Vec::new());
+        x.contention = Some(c);
+        x
+    };
+    let fr = derive(&sys, Some(&sample(9)), &sample(10));
+    assert!(!fr.contention.contention_measured.futex);
+    assert!(fr.contention.contention_measured.locks);
+    assert!(fr.procs.iter().all(|p| p.futex_calls.get().is_none()));
+    let mut app = App::new();
+    app.push_frame(fr);
+    app.handle(Action::GoTo(View::Futexes));
+    let t = text(&app, 80, 24);
+    assert!(t.contains("not measured"), "{t}");
+    assert!(!t.contains("no futex calls this interval"), "{t}");
+    snap!("futexes_not_measured_80x24", t);
+}
+
 #[test]
 fn futexes_160x50_sorted_by_wait() {
     let mut app = app_in(View::Futexes);

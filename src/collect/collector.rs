@@ -30,6 +30,8 @@ pub struct Config {
     pub profile_hz: Option<u64>,
     /// Weight stacks by time off the CPU instead (--profile --off-cpu).
     pub profile_off_cpu: bool,
+    /// Do not hook the futex syscalls (--no-futex): the futex figures are not measured.
+    pub no_futex: bool,
 }
 
 pub struct Collector {
@@ -100,7 +102,9 @@ type Loaded<T> = Result<T, String>;
 /// side by side they share the CPUs. (The kernel addresses the IPI and lock probes
 /// compare against are asked of the kernel, see kallsyms.rs.) Problems
 /// keep the fixed order scheduler, IPI, contention.
-fn load_all() -> (
+fn load_all(
+    no_futex: bool,
+) -> (
     Loaded<SchedCollector>,
     Loaded<IrqCollector>,
     Loaded<ContentionCollector>,
@@ -108,7 +112,7 @@ fn load_all() -> (
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
     std::thread::scope(|scope| {
         let irq = scope.spawn(IrqCollector::load);
-        let contention = scope.spawn(ContentionCollector::load);
+        let contention = scope.spawn(move || ContentionCollector::load(no_futex));
         let sched = SchedCollector::load();
         (
             sched,
@@ -134,7 +138,7 @@ impl Collector {
         } else {
             bpf_common::capture_libbpf_log();
             bpf_common::raise_memlock();
-            let (s, i, c) = load_all();
+            let (s, i, c) = load_all(cfg.no_futex);
             for r in [
                 s.as_ref().map(|s| &s.problems),
                 i.as_ref().map(|i| &i.problems),

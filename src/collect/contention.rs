@@ -117,8 +117,9 @@ impl Drop for ContentionCollector {
 }
 
 impl ContentionCollector {
-    /// Open, load and attach. Err is a one-line, user-facing reason.
-    pub fn load() -> Result<Self, String> {
+    /// Open, load and attach (`no_futex`: leave the futex syscalls unhooked, --no-futex).
+    /// Err is a one-line, user-facing reason.
+    pub fn load(no_futex: bool) -> Result<Self, String> {
         // Leaked once per process, as in SchedCollector::load.
         let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
         let mut open = ContentionSkelBuilder::default()
@@ -159,9 +160,16 @@ impl ContentionCollector {
         // Futex hooks: the futex syscalls' own tracepoints if tracefs can be had, else
         // raw_syscalls, which every syscall on the machine pays for. Only the pair in
         // use is loaded.
-        let futex_tps = futex_tracepoints();
+        // With --no-futex none of the futex programs is loaded (nor tracefs mounted).
+        let futex_tps = if no_futex {
+            Err("--no-futex".to_string())
+        } else {
+            futex_tracepoints()
+        };
         let tp = futex_tps.is_ok();
-        if let Err(why) = &futex_tps {
+        if no_futex {
+            problems.push("futex view off (--no-futex): futex figures are not measured".into());
+        } else if let Err(why) = &futex_tps {
             problems.push(format!(
                 "futex probes hook every syscall (raw_syscalls, ~0.1 us each): {why}"
             ));
@@ -169,8 +177,9 @@ impl ContentionCollector {
         let progs = &mut open.progs;
         progs.ttop_futex_enter.set_autoload(tp);
         progs.ttop_futex_exit.set_autoload(tp);
-        progs.ttop_sys_enter.set_autoload(!tp);
-        progs.ttop_sys_exit.set_autoload(!tp);
+        progs.ttop_sys_enter.set_autoload(!tp && !no_futex);
+        progs.ttop_sys_exit.set_autoload(!tp && !no_futex);
+        progs.ttop_futex_thread_exit.set_autoload(!no_futex);
         let skel = open
             .load()
             .map_err(|e| explain("eBPF contention probes: load", &e))?;
@@ -202,6 +211,7 @@ impl ContentionCollector {
             )
         };
         let futex_ok = match &futex_tps {
+            _ if no_futex => false,
             Ok(names) => {
                 let pair = |n: &str| {
                     let (enter, exit) = (format!("sys_enter_{n}"), format!("sys_exit_{n}"));

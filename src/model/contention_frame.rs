@@ -149,6 +149,20 @@ pub struct ContentionFrame {
     pub kernel_stacks: KernelStacks,
     /// User stack frames named this interval, and why the others were not.
     pub user_frames: UserFrames,
+    /// Which of the tables above were measured: false means the probes were off
+    /// (--no-futex, a kernel without them, or no eBPF), so an empty table says nothing.
+    pub contention_measured: ContentionMeasured,
+}
+
+/// Which contention probe groups ran this interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ContentionMeasured {
+    /// `futexes`, `futex_threads`, `procs[].futex_calls` / `futex_wait_ms`.
+    pub futex: bool,
+    /// `locks`.
+    pub locks: bool,
+    /// `mmap_lock`.
+    pub mmap_lock: bool,
 }
 
 fn ms(ns: u64) -> f64 {
@@ -483,12 +497,22 @@ pub fn derive_contention(
     let Some(cur) = cur else {
         return ContentionFrame::default();
     };
+    let measured = ContentionMeasured {
+        futex: cur.futex_ok,
+        locks: cur.locks_ok,
+        mmap_lock: cur.mmap_ok,
+    };
     if !has_prev {
-        for p in procs.iter_mut() {
-            p.futex_calls = Opt::some(0);
-            p.futex_wait_ms = Opt::some(0.0);
+        if cur.futex_ok {
+            for p in procs.iter_mut() {
+                p.futex_calls = Opt::some(0);
+                p.futex_wait_ms = Opt::some(0.0);
+            }
         }
-        return ContentionFrame::default();
+        return ContentionFrame {
+            contention_measured: measured,
+            ..Default::default()
+        };
     }
     let comms = KeyMap::new(scan.iter().map(|p| (p.pid, &*p.comm)));
     let comm = |pid: u32| comms.get(pid).map(|s| s.to_string()).unwrap_or_default();
@@ -496,7 +520,8 @@ pub fn derive_contention(
         |v: &[FutexProcSample]| KeyMap::new(v.iter().map(|f| (f.tgid, (f.calls, f.wait_ns))));
     let pp = prev.map_or_else(KeyMap::empty, |p| by_tgid(&p.futex_procs));
     let cp = by_tgid(&cur.futex_procs);
-    for row in procs.iter_mut() {
+    // Without the futex probes the columns stay unmeasured, never zero.
+    for row in procs.iter_mut().filter(|_| cur.futex_ok) {
         let c = cp.get(row.pid).copied().unwrap_or_default();
         let p = pp.get(row.pid).copied().unwrap_or_default();
         row.futex_calls = Opt::some(delta(p.0, c.0));
@@ -510,6 +535,7 @@ pub fn derive_contention(
         contention_drops: drops(prev, cur),
         kernel_stacks: kernel_stacks(prev, cur),
         user_frames: user_frames(prev, cur),
+        contention_measured: measured,
     }
 }
 

@@ -205,3 +205,35 @@ fn a_word_recorded_without_waiters_is_unknown_not_zero() {
     assert!(json["waiters"].is_null(), "{json}");
     assert_eq!(json["contended"], 4);
 }
+
+/// Without the futex probes (--no-futex) the futex columns are not measured in any
+/// interval, the first included, and the Frame says which tables were.
+#[test]
+fn futex_columns_are_unmeasured_without_the_futex_probes() {
+    let sys = fixtures::system();
+    let sample = |secs: u64, futex_ok: bool| {
+        let mut s = fixtures::incident(secs, true);
+        let mut c = fixture(secs);
+        c.futex_ok = futex_ok;
+        s.contention = Some(c);
+        s
+    };
+    for ok in [true, false] {
+        let first = derive(&sys, None, &sample(4, ok));
+        let next = derive(&sys, Some(&sample(4, ok)), &sample(5, ok));
+        for f in [&first, &next] {
+            assert_eq!(f.contention.contention_measured.futex, ok);
+            assert!(f.contention.contention_measured.locks);
+            assert_eq!(f.procs[0].futex_calls.get().is_some(), ok);
+            assert_eq!(f.procs[0].futex_wait_ms.get().is_some(), ok);
+        }
+    }
+    // No eBPF at all: nothing measured.
+    let mut plain = fixtures::incident(5, true);
+    plain.contention = None;
+    let f = derive(&sys, None, &plain);
+    assert_eq!(
+        f.contention.contention_measured,
+        ContentionMeasured::default()
+    );
+}

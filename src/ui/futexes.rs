@@ -168,14 +168,21 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         .take(3)
         .map(|(n, who)| format!("{who} {}", fmt::num(*n as f64 / secs, 6)))
         .collect();
-    let line = Line::from(vec![
-        Span::styled(
-            format!(" {} contended waits/s", fmt::num(cont as f64 / secs, 7)),
-            th.title,
-        ),
-        Span::raw(format!(", {} waited/s", dur_us(wait * 1e3 / secs))),
-        Span::styled(format!("  futex calls/s: {}", top.join(", ")), th.dim),
-    ]);
+    let line = if fr.mode == "bpf" && !c.contention_measured.futex {
+        Line::from(Span::styled(
+            " futex waits and calls: not measured (the futex probes are off)",
+            th.dim,
+        ))
+    } else {
+        Line::from(vec![
+            Span::styled(
+                format!(" {} contended waits/s", fmt::num(cont as f64 / secs, 7)),
+                th.title,
+            ),
+            Span::raw(format!(", {} waited/s", dur_us(wait * 1e3 / secs))),
+            Span::styled(format!("  futex calls/s: {}", top.join(", ")), th.dim),
+        ])
+    };
     f.render_widget(Paragraph::new(line), summary);
 
     let v = &app.contention;
@@ -204,8 +211,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             rows_all.len(),
             v.futex_sort.name()
         ),
-        empty: if fr.mode == "bpf" {
+        empty: if fr.mode == "bpf" && c.contention_measured.futex {
             "no futex calls this interval"
+        } else if fr.mode == "bpf" {
+            "not measured: the futex probes are off (--no-futex, or see the problems line)"
         } else {
             "needs eBPF (run as root)"
         },

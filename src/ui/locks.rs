@@ -175,8 +175,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             rows_all.len(),
             v.lock_sort.name()
         ),
-        empty: if fr.mode == "bpf" {
+        empty: if fr.mode == "bpf" && fr.contention.contention_measured.locks {
             "no kernel lock waits this interval"
+        } else if fr.mode == "bpf" {
+            "not measured: this kernel has no lock:contention_begin (see the problems line)"
         } else {
             "needs eBPF (run as root)"
         },
