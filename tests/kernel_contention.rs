@@ -168,15 +168,7 @@ fn no_futex_measures_no_futex_figure_and_keeps_the_lock_view() {
         return;
     }
     let _g = kernel_lock();
-    let ttop = Stream::start(&["--json", "--no-futex", "-n", "6", "-d", "0.5"]);
-    let mut w = spawn_workload("futex_mutex", &["4", "2"]);
-    let (head, r) = first_line(&mut w);
-    assert!(
-        wait_timeout(&mut w, Duration::from_secs(20)),
-        "futex_mutex hung"
-    );
-    let out = rest(r);
-    let frames = ttop.finish();
+    let (head, out, frames) = storm_under(&["--json", "--no-futex", "-n", "6", "-d", "0.5"], &[]);
     let pid = num(&head, "pid") as u64;
     assert!(num(&out, "slept") > 0.0, "the storm slept: {out:?}");
     assert!(
@@ -219,9 +211,12 @@ fn no_futex_measures_no_futex_figure_and_keeps_the_lock_view() {
     );
 }
 
-fn futex_mutex_storm(env: &[(&str, &str)]) {
-    let _g = kernel_lock();
-    let ttop = Stream::start_env(&["--json", "-n", "10", "-d", "0.5"], env);
+type Kv = std::collections::HashMap<String, String>;
+
+/// futex_mutex (4 threads, 2 s) under `ttop ARGS`, started once ttop has a baseline:
+/// the workload's first line, its last lines, and ttop's frames.
+fn storm_under(args: &[&str], env: &[(&str, &str)]) -> (Kv, Kv, Vec<Value>) {
+    let ttop = Stream::start_env(args, env);
     let mut w = spawn_workload("futex_mutex", &["4", "2"]);
     let (head, r) = first_line(&mut w);
     assert!(
@@ -229,7 +224,12 @@ fn futex_mutex_storm(env: &[(&str, &str)]) {
         "futex_mutex hung"
     );
     let out = rest(r);
-    let frames = ttop.finish();
+    (head, out, ttop.finish())
+}
+
+fn futex_mutex_storm(env: &[(&str, &str)]) {
+    let _g = kernel_lock();
+    let (head, out, frames) = storm_under(&["--json", "-n", "10", "-d", "0.5"], env);
     let pid = num(&head, "pid") as u64;
     let mutex = u64::from_str_radix(head["mutex"].trim_start_matches("0x"), 16).unwrap();
     let slept = num(&out, "slept");
