@@ -517,12 +517,16 @@ enum Monitor {
 impl Monitor {
     fn start(which: &str) -> Monitor {
         let m = match which {
-            "ttop" | "before" => {
+            "ttop" | "before" | "nofutex" => {
                 let bin = match which {
                     "before" => before_bin().expect("the before condition needs TTOP_BENCH_BEFORE"),
                     _ => ttop_bin(),
                 };
-                let t = Tui::spawn_bin(&bin, TUI_ARGS, COLS, ROWS);
+                let mut args = TUI_ARGS.to_vec();
+                if which == "nofutex" {
+                    args.push("--no-futex");
+                }
+                let t = Tui::spawn_bin(&bin, &args, COLS, ROWS);
                 t.wait_first_screen(secs(20.0));
                 Monitor::Ttop(t)
             }
@@ -572,6 +576,7 @@ fn vs_no_monitor(
     let mut rows = Vec::new();
     for (c, label) in [
         ("ttop", "the dashboard (-d 1)"),
+        ("nofutex", "the dashboard with `--no-futex`"),
         ("before", "the TTOP_BENCH_BEFORE build's dashboard"),
         ("top", "`top -b -d 1`"),
     ] {
@@ -594,8 +599,8 @@ fn vs_no_monitor(
 
 /// Item 3: workload throughput without a monitor, with ttop, with top; alternating.
 pub fn slowdown(o: &Opts) -> Vec<Row> {
-    say("3: workload slowdown, alternating no monitor / ttop / top");
-    let mut conds = vec!["none", "ttop", "top"];
+    say("3: workload slowdown, alternating no monitor / ttop / ttop --no-futex / top");
+    let mut conds = vec!["none", "ttop", "nofutex", "top"];
     if before_bin().is_some() {
         conds.push("before");
     }
