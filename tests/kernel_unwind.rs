@@ -903,10 +903,16 @@ fn stack_copies_of_idle_words_are_let_go() {
         peak >= 16,
         "the busy phase's words had their copies (peak {peak} held)"
     );
+    // `copies_held` counts every process's copies, and other processes on the machine
+    // (the test harness's own waiting threads, CI's) contend futexes too: 4-8 were held in
+    // the late phase on a quiet machine, 8-13 once in CI. Kept copies of idle words
+    // would hold at least the busy phase's peak (the earlier build: 38); letting them go
+    // leaves at most half of it.
+    let bound = (peak / 2).max(12);
     for (i, h) in late {
         assert!(
-            *h <= 12,
-            "frame {i}: {h} copies held in the late phase (busy-phase peak {peak}): idle words' copies were kept"
+            *h <= bound,
+            "frame {i}: {h} copies held in the late phase (busy-phase peak {peak}, bound {bound}): idle words' copies were kept"
         );
     }
     let named = late
