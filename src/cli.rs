@@ -155,6 +155,12 @@ pub struct ProfileArgs {
     /// Also (or only) write an interactive SVG flame graph (inferno) to FILE.
     #[arg(long = "svg", value_name = "FILE")]
     pub svg: Option<PathBuf>,
+
+    /// Run at real-time priority (SCHED_FIFO 1; needs root), as `ttop --rt`: on a
+    /// saturated machine the thread that drains the samples is otherwise starved and
+    /// the ring buffer drops them (off-CPU mode under thread churn: most of them).
+    #[arg(long = "rt")]
+    pub rt: bool,
 }
 
 /// What every collecting subcommand (record, serve) accepts, as the live mode does.
@@ -319,6 +325,9 @@ impl Cli {
         let mut pids = self.pids.clone();
         let mut comm = self.comm.clone();
         let (mut delay, mut rt, mut no_bpf) = (self.delay, self.rt, self.no_bpf);
+        if let Some(Command::Profile(a)) = &self.command {
+            rt |= a.rt;
+        }
         let mut no_futex = self.no_futex;
         let mut profile = self.profile;
         let mut off_cpu = self.off_cpu;
@@ -604,6 +613,13 @@ mod tests {
                 .cfg
                 .no_futex
         );
+        // --rt for a profile, after the subcommand as before it.
+        for args in [
+            &["ttop", "profile", "--rt"][..],
+            &["ttop", "--rt", "profile"],
+        ] {
+            assert!(Cli::try_parse_from(args).unwrap().settings().rt, "{args:?}");
+        }
         assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--dir", "d"]).is_err());
         assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--rotate", "1h"]).is_err());
         assert!(Cli::try_parse_from(["ttop", "record"]).is_err());
