@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::contention_frame::FutexFrame;
 use super::findings::{Finding, Severity};
+use super::findings_evidence::stack_cache_word;
 use super::frame::Frame;
 
 /// thread_churn: threads created per second by one process. A thread pool creates none
@@ -19,17 +19,6 @@ pub const CHURN_EXIT_SHARE: f64 = 0.5;
 /// Critical when the ghost threads (born and dead between scans) burn this much CPU,
 /// percent of one CPU: work no thread scan can see.
 pub const CHURN_GHOST_CPU_CRIT_PCT: f64 = 50.0;
-
-/// glibc's thread-stack functions that take its stack-cache lock (`stack_cache_lock`):
-/// pthread_create's side (allocate_stack, get_cached_stack) and pthread_join's
-/// (__nptl_deallocate_stack, __nptl_free_stacks). A churning process whose threads sleep
-/// in a lock wait under one of them queues on that one lock (seed 000's picture).
-pub const STACK_CACHE_FNS: &[&str] = &[
-    "allocate_stack",
-    "get_cached_stack",
-    "__nptl_deallocate_stack",
-    "__nptl_free_stacks",
-];
 
 /// scan_undercount: true runnable / what the scan saw. The Frame marks 1.5 already;
 /// a finding asks for twice, so the scan is plainly wrong, not just unlucky.
@@ -225,33 +214,6 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             ..Default::default()
         });
     }
-}
-
-/// The futex word of `pid` that its threads sleep on inside glibc's thread-stack code:
-/// a lock-wait frame with a thread-stack function (STACK_CACHE_FNS) further out. The
-/// most contended such word; None when no waiter stack was named that way (no debug
-/// names for the C library, or no such waits).
-fn stack_cache_word(fr: &Frame, pid: u32) -> Option<&FutexFrame> {
-    let base = |f: &String| {
-        let name = f.split(['+', ' ']).next().unwrap_or("");
-        name.strip_prefix("__GI_").unwrap_or(name).to_string()
-    };
-    fr.contention
-        .futexes
-        .iter()
-        .filter(|w| w.pid == pid && w.contended > 0)
-        .filter(|w| {
-            let names: Vec<String> = w.stack.iter().map(base).collect();
-            names
-                .iter()
-                .position(|f| f.ends_with("lll_lock_wait_private") || f.ends_with("lll_lock_wait"))
-                .is_some_and(|i| {
-                    names[i + 1..]
-                        .iter()
-                        .any(|f| STACK_CACHE_FNS.contains(&f.as_str()))
-                })
-        })
-        .max_by_key(|w| w.contended)
 }
 
 fn scan_undercount(fr: &Frame, out: &mut Vec<Finding>) {

@@ -4,6 +4,7 @@ pub mod contention;
 pub mod contention_frame;
 pub mod derive;
 pub mod findings;
+pub mod findings_evidence;
 pub mod findings_rules;
 #[cfg(test)]
 mod findings_tests;
