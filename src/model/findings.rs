@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
+pub use super::findings_evidence::Evidence;
 pub use super::findings_rules::observe;
 use super::frame::Frame;
 
@@ -64,6 +65,13 @@ pub struct Finding {
     pub view: &'static str,
     #[serde(skip)]
     pub key: u64,
+    /// What a rule found in the frame's tables beyond its trigger (a lock the threads
+    /// queue on), kept apart until `judge` so it can be carried through a run.
+    #[serde(skip)]
+    pub evidence: Option<Evidence>,
+    /// Where in `summary` the evidence clause goes.
+    #[serde(skip)]
+    pub evidence_at: usize,
 }
 
 /// Intervals of history a finding is judged on.
@@ -122,6 +130,13 @@ pub fn judge(obs: &[(f64, Vec<Finding>)]) -> Vec<Finding> {
             continue;
         }
         let mut f = at(end).expect("present at the end of its run").clone();
+        // Evidence seen in any interval of the run, the latest: a lock contended in
+        // bursts is named while the pattern lasts, not only in the intervals it showed.
+        let ev = (start..=end)
+            .rev()
+            .filter_map(at)
+            .find_map(|f| f.evidence.clone());
+        f.add_evidence(ev);
         f.active = active;
         f.since = obs[start].0;
         // The worst severity of the run.

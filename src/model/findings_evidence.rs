@@ -1,24 +1,63 @@
 //! Evidence a rule cites from the Frame's tables beyond its own trigger figures: which
 //! futex word a churning process's threads queue on (seed 000). Pure, like the rules.
 
+use std::collections::BTreeMap;
+
 use super::contention_frame::FutexFrame;
+use super::findings::Finding;
 use super::frame::Frame;
 
-/// glibc's thread-stack functions that take its stack-cache lock (`stack_cache_lock`):
+/// What a rule cites besides its trigger: the words involved, their figures and the
+/// clause saying so. `judge` keeps the latest seen during the finding's run (a lock
+/// contended in bursts shows in some intervals of a churn, not all) and merges it into
+/// the finding.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    pub addrs: Vec<String>,
+    pub figures: BTreeMap<&'static str, f64>,
+    /// Inserted into the summary at `Finding::evidence_at`.
+    pub clause: String,
+}
+
+impl Finding {
+    /// Merge `ev` (this finding's own, or one carried from earlier in its run) into
+    /// addrs, figures and summary. The finding's own trigger figures win a clash.
+    pub fn add_evidence(&mut self, ev: Option<Evidence>) {
+        self.evidence = None;
+        let Some(ev) = ev else { return };
+        for a in ev.addrs {
+            if !self.addrs.contains(&a) {
+                self.addrs.push(a);
+            }
+        }
+        for (k, v) in ev.figures {
+            self.figures.entry(k).or_insert(v);
+        }
+        let at = self.evidence_at.min(self.summary.len());
+        if self.summary.is_char_boundary(at) {
+            self.summary.insert_str(at, &ev.clause);
+        }
+    }
+}
+
+/// glibc's thread-stack functions that take its stack-cache lock (`dl_stack_cache_lock`):
 /// pthread_create's side (allocate_stack, get_cached_stack) and pthread_join's
-/// (__nptl_deallocate_stack, __nptl_free_stacks). A churning process whose threads sleep
-/// in a lock wait under one of them queues on that one lock (seed 000's picture).
+/// (__nptl_deallocate_stack; `__nptl_free_stacks` runs with the lock already held). A
+/// churning process whose threads sleep in a lock wait called from one of them queues
+/// on that one lock (seed 000's picture).
 pub const STACK_CACHE_FNS: &[&str] = &[
     "allocate_stack",
     "get_cached_stack",
     "__nptl_deallocate_stack",
-    "__nptl_free_stacks",
 ];
 
 /// The futex word of `pid` that its threads sleep on inside glibc's thread-stack code:
-/// a lock-wait frame with a thread-stack function (STACK_CACHE_FNS) further out. The
-/// most contended such word; None when no waiter stack was named that way (no debug
-/// names for the C library, or no such waits).
+/// `__lll_lock_wait_private` called straight from a thread-stack function
+/// (STACK_CACHE_FNS; `lll_lock` is a macro, so nothing sits between). The most
+/// contended such word; None when no waiter stack was named that way (no debug names
+/// for the C library, or no such waits). Locks taken further in are other locks: the
+/// dynamic linker's TLS lock (`__lll_lock_wait` <- `pthread_mutex_lock` <-
+/// `_dl_allocate_tls_init` <- `get_cached_stack`) is not the stack cache's.
 pub fn stack_cache_word(fr: &Frame, pid: u32) -> Option<&FutexFrame> {
     let base = |f: &String| {
         let name = f.split(['+', ' ']).next().unwrap_or("");
@@ -30,14 +69,9 @@ pub fn stack_cache_word(fr: &Frame, pid: u32) -> Option<&FutexFrame> {
         .filter(|w| w.pid == pid && w.contended > 0)
         .filter(|w| {
             let names: Vec<String> = w.stack.iter().map(base).collect();
-            names
-                .iter()
-                .position(|f| f.ends_with("lll_lock_wait_private") || f.ends_with("lll_lock_wait"))
-                .is_some_and(|i| {
-                    names[i + 1..]
-                        .iter()
-                        .any(|f| STACK_CACHE_FNS.contains(&f.as_str()))
-                })
+            names.windows(2).any(|p| {
+                p[0] == "__lll_lock_wait_private" && STACK_CACHE_FNS.contains(&p[1].as_str())
+            })
         })
         .max_by_key(|w| w.contended)
 }

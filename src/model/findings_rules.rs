@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::findings::{Finding, Severity};
-use super::findings_evidence::stack_cache_word;
+use super::findings_evidence::{Evidence, stack_cache_word};
 use super::frame::Frame;
 
 /// thread_churn: threads created per second by one process. A thread pool creates none
@@ -160,7 +160,7 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
         let ghost_pct = p.ghost_cpu_ms.get().unwrap_or(0.0) / 10.0 / secs;
         let tlb = p.tlb_shootdowns_caused.get().unwrap_or(0) as f64 / secs;
         let futex_ms = p.futex_wait_ms.get().unwrap_or(0.0) / secs;
-        let mut figures = fig(&[
+        let figures = fig(&[
             ("created_per_s", rate),
             ("exited_per_s", exited as f64 / secs),
             (
@@ -172,24 +172,34 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             ("tlb_shootdowns_per_s", tlb),
         ]);
         // Where its threads queue, when the waiters' stacks were named.
-        let lock = stack_cache_word(fr, p.pid);
-        let mut why = String::new();
-        if let Some(w) = lock {
-            figures.insert("stack_cache_waits_per_s", w.contended as f64 / secs);
-            if let Some(n) = w.waiters {
-                figures.insert("stack_cache_threads", f64::from(n));
-                why = format!(
-                    "; {n} of its threads queue on glibc's thread-stack cache lock \
-                     ({:.0} waits/s)",
-                    w.contended as f64 / secs
-                );
-            } else {
-                why = format!(
-                    "; its threads queue on glibc's thread-stack cache lock ({:.0} waits/s)",
-                    w.contended as f64 / secs
-                );
+        let evidence = stack_cache_word(fr, p.pid).map(|w| {
+            let per_s = w.contended as f64 / secs;
+            let mut figures = fig(&[("stack_cache_waits_per_s", per_s)]);
+            let clause = match w.waiters {
+                Some(n) => {
+                    figures.insert("stack_cache_threads", f64::from(n));
+                    format!(
+                        "; {n} of its threads queue on glibc's thread-stack cache lock \
+                         ({per_s:.0} waits/s)"
+                    )
+                }
+                None => format!(
+                    "; its threads queue on glibc's thread-stack cache lock ({per_s:.0} waits/s)"
+                ),
+            };
+            Evidence {
+                addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
+                figures,
+                clause,
             }
-        }
+        });
+        let head = format!(
+            "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU a scan \
+             cannot see",
+            name(fr, p.pid),
+            rate,
+            ghost_pct
+        );
         out.push(Finding {
             kind: "thread_churn",
             severity: if ghost_pct >= CHURN_GHOST_CPU_CRIT_PCT {
@@ -198,16 +208,9 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                 Severity::Warning
             },
             pids: vec![p.pid],
-            summary: format!(
-                "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU a scan \
-                 cannot see{why}: reuse threads (a pool) instead of creating one per task",
-                name(fr, p.pid),
-                rate,
-                ghost_pct
-            ),
-            addrs: lock
-                .map(|w| vec![format!("{}:{:#x}", w.pid, w.uaddr)])
-                .unwrap_or_default(),
+            evidence_at: head.len(),
+            summary: head + ": reuse threads (a pool) instead of creating one per task",
+            evidence,
             figures,
             view: "main",
             key: key(&[u64::from(p.pid)]),
