@@ -14,7 +14,8 @@
  * measurement and never leaves a thread "waiting" for ever.
  *
  * One object, in files by concern: contention.h (what they share: the per-thread
- * state, counters, helpers), contention_futex.h, contention_mmap.h, contention_locks.h.
+ * state, counters, helpers), contention_futex.h (per call, syscall hooks),
+ * contention_sleep.h (slept waits, scheduler hooks), contention_mmap.h, contention_locks.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -26,6 +27,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "contention.h"
 #include "contention_futex.h"
+#include "contention_sleep.h"
 #include "contention_mmap.h"
 /* After the mmap_lock helpers: a kernel-lock wait may be an mmap_lock wait. */
 #include "contention_locks.h"

@@ -90,10 +90,21 @@ struct ttop_futex_pend {
  * mmap_lock operations are not kept there: under thread churn each new thread would
  * allocate its storage on its first mmap_lock call and free it when it dies, which
  * measured no cheaper than an LRU insert. They live in mmap_slots (contention_mmap.h). */
+/* A futex wait the thread is asleep in, seen by the scheduler probes
+ * (contention_sleep.h): its word, when it switched out, whether a futex wake woke it. */
+struct ttop_futex_sleep {
+	__u64 uaddr;
+	__u64 start_ns;     /* 0: not asleep in a futex wait */
+	__u64 early_uaddr;  /* woken by a futex wake while still switching out, waiting on this */
+	__u32 woken;
+	__u32 pad;
+};
+
 struct ttop_thread_state {
 	struct ttop_futex_call futex;
 	struct ttop_futex_pend pend;
 	struct ttop_lock_wait sleep;
+	struct ttop_futex_sleep fsleep;
 };
 
 struct {

@@ -34,6 +34,13 @@ pub struct Cli {
     #[arg(long = "no-futex")]
     pub no_futex: bool,
 
+    /// Hook every futex call: the futex view also counts calls, EAGAINs and wake calls
+    /// (the idle-futex-storm figure of seed 003), at a cost to every futex call on the
+    /// machine. Without it only waits that slept are counted, from the scheduler probes,
+    /// which a futex storm does not feel. On with -p or --comm.
+    #[arg(long = "futex-calls", conflicts_with = "no_futex")]
+    pub futex_calls: bool,
+
     /// Sample on-CPU stacks of the watched processes (or of the whole machine) at HZ per
     /// CPU (99 when no HZ is given): `--json` frames and recordings carry each interval's
     /// `profile`.
@@ -189,6 +196,11 @@ pub struct CollectArgs {
     #[arg(long = "no-futex")]
     pub no_futex: bool,
 
+    /// Hook every futex call: calls, EAGAINs and wake calls are counted too (on with -p
+    /// or --comm).
+    #[arg(long = "futex-calls", conflicts_with = "no_futex")]
+    pub futex_calls: bool,
+
     /// Sample on-CPU stacks at HZ per CPU (99 when no HZ is given) into each Sample.
     #[arg(long = "profile", value_name = "HZ", num_args = 0..=1, require_equals = true,
           default_missing_value = "99", value_parser = clap::value_parser!(u64).range(1..=10_000))]
@@ -329,6 +341,7 @@ impl Cli {
             rt |= a.rt;
         }
         let mut no_futex = self.no_futex;
+        let mut futex_calls = self.futex_calls;
         let mut profile = self.profile;
         let mut off_cpu = self.off_cpu;
         if let Some(s) = sub {
@@ -338,6 +351,7 @@ impl Cli {
             rt |= s.rt;
             no_bpf |= s.no_bpf;
             no_futex |= s.no_futex;
+            futex_calls |= s.futex_calls;
             if !s.pids.is_empty() {
                 pids = s.pids.clone();
             }
@@ -355,6 +369,7 @@ impl Cli {
                 profile_hz: profile,
                 profile_off_cpu: off_cpu,
                 no_futex,
+                futex_calls: futex_calls && !no_futex,
             },
         }
     }

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::bpf_common;
-use super::contention::ContentionCollector;
+use super::contention::{ContentionCollector, FutexHooks};
 use super::filter;
 use super::irq::IrqCollector;
 use super::proc_scan::{self, ProcScanner};
@@ -32,6 +32,25 @@ pub struct Config {
     pub profile_off_cpu: bool,
     /// Do not hook the futex syscalls (--no-futex): the futex figures are not measured.
     pub no_futex: bool,
+    /// Hook every futex call (--futex-calls): calls, EAGAINs and wake calls are counted,
+    /// at a cost per call. Without it (and without -p or --comm) only waits that slept
+    /// are, from the scheduler probes.
+    pub futex_calls: bool,
+}
+
+impl Config {
+    /// How futex waits are measured: every call with --futex-calls or when watching
+    /// chosen processes (-p, --comm: a person looking at one process wants its calls),
+    /// else waits that slept, which a futex storm does not feel.
+    pub fn futex_hooks(&self) -> FutexHooks {
+        if self.no_futex {
+            FutexHooks::Off
+        } else if self.futex_calls || self.pids.is_some() || self.comm.is_some() {
+            FutexHooks::Calls
+        } else {
+            FutexHooks::Sleeps
+        }
+    }
 }
 
 pub struct Collector {
@@ -103,7 +122,7 @@ type Loaded<T> = Result<T, String>;
 /// compare against are asked of the kernel, see kallsyms.rs.) Problems
 /// keep the fixed order scheduler, IPI, contention.
 fn load_all(
-    no_futex: bool,
+    futex: FutexHooks,
 ) -> (
     Loaded<SchedCollector>,
     Loaded<IrqCollector>,
@@ -112,7 +131,7 @@ fn load_all(
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
     std::thread::scope(|scope| {
         let irq = scope.spawn(IrqCollector::load);
-        let contention = scope.spawn(move || ContentionCollector::load(no_futex));
+        let contention = scope.spawn(move || ContentionCollector::load(futex));
         let sched = SchedCollector::load();
         (
             sched,
@@ -138,7 +157,7 @@ impl Collector {
         } else {
             bpf_common::capture_libbpf_log();
             bpf_common::raise_memlock();
-            let (s, i, c) = load_all(cfg.no_futex);
+            let (s, i, c) = load_all(cfg.futex_hooks());
             for r in [
                 s.as_ref().map(|s| &s.problems),
                 i.as_ref().map(|i| &i.problems),

@@ -44,6 +44,8 @@ pub struct ContentionCollector {
     /// Probe groups that could not attach, with why.
     pub problems: Vec<String>,
     futex_ok: bool,
+    /// Every futex call is hooked (FutexHooks::Calls): calls, EAGAINs, wake calls.
+    futex_calls_ok: bool,
     locks_ok: bool,
     mmap_ok: bool,
     syms: Symbolizer,
@@ -116,10 +118,41 @@ impl Drop for ContentionCollector {
     }
 }
 
+/// How futex waits are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FutexHooks {
+    /// Not at all (--no-futex).
+    Off,
+    /// Waits that slept, from the scheduler's switch and wake-up (bpf/contention_sleep.h):
+    /// no syscall is hooked, so calls that do not sleep cost nothing and are not counted.
+    Sleeps,
+    /// Every futex call, from the futex syscalls' hooks (bpf/contention_futex.h): calls,
+    /// EAGAINs and wake calls too, at a cost per call (--futex-calls, -p, --comm).
+    Calls,
+}
+
 impl ContentionCollector {
-    /// Open, load and attach (`no_futex`: leave the futex syscalls unhooked, --no-futex).
-    /// Err is a one-line, user-facing reason.
-    pub fn load(no_futex: bool) -> Result<Self, String> {
+    /// Open, load and attach, measuring futex waits as `futex` asks. A kernel that
+    /// cannot load the scheduler-side futex programs (no BTF, before 5.15) gets the
+    /// syscall hooks instead, with a problem saying so. Err is a one-line, user-facing
+    /// reason.
+    pub fn load(futex: FutexHooks) -> Result<Self, String> {
+        match Self::load_with(futex) {
+            Err(why) if futex == FutexHooks::Sleeps => {
+                let mut c = Self::load_with(FutexHooks::Calls)?;
+                c.problems.push(format!(
+                    "futex waits counted from the futex syscalls' hooks (a cost per call): \
+                     the scheduler-side futex probes did not load: {why}"
+                ));
+                Ok(c)
+            }
+            r => r,
+        }
+    }
+
+    fn load_with(futex: FutexHooks) -> Result<Self, String> {
+        let no_futex = futex == FutexHooks::Off;
+        let sleeps = futex == FutexHooks::Sleeps;
         // Leaked once per process, as in SchedCollector::load.
         let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
         let mut open = ContentionSkelBuilder::default()
@@ -161,14 +194,16 @@ impl ContentionCollector {
         // raw_syscalls, which every syscall on the machine pays for. Only the pair in
         // use is loaded.
         // With --no-futex none of the futex programs is loaded (nor tracefs mounted).
-        let futex_tps = if no_futex {
-            Err("--no-futex".to_string())
+        let futex_tps = if no_futex || sleeps {
+            Err("not hooked".to_string())
         } else {
             futex_tracepoints()
         };
         let tp = futex_tps.is_ok();
         if no_futex {
             problems.push("futex view off (--no-futex): futex figures are not measured".into());
+        } else if sleeps {
+            // Not a problem: what the futex view's header says.
         } else if let Err(why) = &futex_tps {
             problems.push(format!(
                 "futex probes hook every syscall (raw_syscalls, ~0.1 us each): {why}"
@@ -177,9 +212,12 @@ impl ContentionCollector {
         let progs = &mut open.progs;
         progs.ttop_futex_enter.set_autoload(tp);
         progs.ttop_futex_exit.set_autoload(tp);
-        progs.ttop_sys_enter.set_autoload(!tp && !no_futex);
-        progs.ttop_sys_exit.set_autoload(!tp && !no_futex);
-        progs.ttop_futex_thread_exit.set_autoload(!no_futex);
+        let calls = futex == FutexHooks::Calls;
+        progs.ttop_sys_enter.set_autoload(!tp && calls);
+        progs.ttop_sys_exit.set_autoload(!tp && calls);
+        progs.ttop_futex_thread_exit.set_autoload(calls);
+        progs.ttop_futex_switch.set_autoload(sleeps);
+        progs.ttop_futex_wakeup.set_autoload(sleeps);
         let skel = open
             .load()
             .map_err(|e| explain("eBPF contention probes: load", &e))?;
@@ -212,6 +250,13 @@ impl ContentionCollector {
         };
         let futex_ok = match &futex_tps {
             _ if no_futex => false,
+            _ if sleeps => group(
+                "futex view",
+                vec![
+                    ("sched:sched_switch".into(), p.ttop_futex_switch.attach()),
+                    ("sched:sched_waking".into(), p.ttop_futex_wakeup.attach()),
+                ],
+            ),
             Ok(names) => {
                 let pair = |n: &str| {
                     let (enter, exit) = (format!("sys_enter_{n}"), format!("sys_exit_{n}"));
@@ -290,6 +335,7 @@ impl ContentionCollector {
             _links: links,
             problems,
             futex_ok,
+            futex_calls_ok: futex_ok && calls,
             locks_ok,
             mmap_ok,
             syms: Symbolizer::default(),
@@ -345,6 +391,7 @@ impl ContentionCollector {
         let max_of = |v: u64, g: u64| if g == tick_gen { v } else { 0 };
         let mut out = ContentionSample {
             futex_ok: self.futex_ok,
+            futex_calls_ok: self.futex_calls_ok,
             locks_ok: self.locks_ok,
             mmap_ok: self.mmap_ok,
             ..Default::default()

@@ -206,8 +206,17 @@ pub struct ContentionSample {
     pub user_frames: UserFrames,
     /// Which probes run (false: this kernel lacks them; Mode.problems says why).
     pub futex_ok: bool,
+    /// Every futex call was hooked: calls, EAGAINs and wake calls were counted. false:
+    /// only waits that slept, from the scheduler (the default). Recordings made before
+    /// the scheduler-side accounting hooked every call.
+    #[serde(default = "yes")]
+    pub futex_calls_ok: bool,
     pub locks_ok: bool,
     pub mmap_ok: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A deterministic contention picture for snapshots and unit tests, matching the pids
@@ -459,6 +468,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             ..Default::default()
         },
         futex_ok: true,
+        futex_calls_ok: true,
         locks_ok: true,
         mmap_ok: true,
     }

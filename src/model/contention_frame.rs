@@ -29,18 +29,21 @@ pub struct FutexFrame {
     pub uaddr: u64,
     /// "private" or "shared", with "+pi", "+waitv", "+futex2" when seen.
     pub kind: String,
-    /// Every futex call on the word.
-    pub calls: u64,
+    /// Every futex call on the word (null: not measured, only waits that slept were:
+    /// see `contention_measured.futex_calls`).
+    pub calls: Option<u64>,
     /// Wait calls that blocked (woken, timed out or interrupted after sleeping).
     pub contended: u64,
     /// Threads that blocked on the word in the last sampling interval: a lock has
     /// many, a pthread_join or a one-consumer condition variable has one (null: not
     /// measured, a recording made before it was).
     pub waiters: Option<u32>,
-    /// Wait calls that returned EAGAIN at once (the word had already changed).
-    pub eagain: u64,
-    /// Wake calls, and the threads they woke.
-    pub wakes: u64,
+    /// Wait calls that returned EAGAIN at once (the word had already changed; null:
+    /// not measured).
+    pub eagain: Option<u64>,
+    /// Wake calls (null: not measured), and the threads they woke (counted either way:
+    /// from the wake calls, or as sleepers a futex wake woke).
+    pub wakes: Option<u64>,
     pub woken: u64,
     pub total_wait_ms: f64,
     pub max_wait_us: f64,
@@ -56,10 +59,11 @@ pub struct FutexFrame {
 pub struct FutexThreadFrame {
     pub tid: u32,
     pub pid: u32,
-    pub calls: u64,
+    /// null: not measured (as in FutexFrame).
+    pub calls: Option<u64>,
     pub contended: u64,
-    pub eagain: u64,
-    pub wakes: u64,
+    pub eagain: Option<u64>,
+    pub wakes: Option<u64>,
     pub total_wait_ms: f64,
     pub max_wait_us: f64,
     pub avg_wait_us: f64,
@@ -157,8 +161,12 @@ pub struct ContentionFrame {
 /// Which contention probe groups ran this interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ContentionMeasured {
-    /// `futexes`, `futex_threads`, `procs[].futex_calls` / `futex_wait_ms`.
+    /// `futexes`, `futex_threads`, `procs[].futex_slept` / `futex_wait_ms`.
     pub futex: bool,
+    /// Every futex call was hooked: `calls`, `eagain`, `wakes` and
+    /// `procs[].futex_calls` are measured (--futex-calls, -p, --comm). false with
+    /// `futex` true: only waits that slept, from the scheduler; those are null.
+    pub futex_calls: bool,
     /// `locks`.
     pub locks: bool,
     /// `mmap_lock`.
@@ -249,21 +257,22 @@ fn futex_rows(
         .filter_map(|c| {
             let p = pm.get(&(c.tgid, c.uaddr)).copied().unwrap_or(&zero);
             let calls = delta(p.calls, c.calls);
-            if calls == 0 {
-                return None;
-            }
             let contended = delta(p.contended, c.contended);
             let wait = delta(p.wait_ns, c.wait_ns);
+            if calls == 0 && contended == 0 && wait == 0 {
+                return None;
+            }
+            let calls_ok = cur.futex_calls_ok;
             Some(FutexFrame {
                 pid: c.tgid,
                 comm: comm(c.tgid),
                 uaddr: c.uaddr,
                 kind: futex_kind(c.flags),
-                calls,
+                calls: calls_ok.then_some(calls),
                 contended,
                 waiters: c.waiters.map(|w| if contended > 0 { w } else { 0 }),
-                eagain: delta(p.eagain, c.eagain),
-                wakes: delta(p.wakes, c.wakes),
+                eagain: calls_ok.then(|| delta(p.eagain, c.eagain)),
+                wakes: calls_ok.then(|| delta(p.wakes, c.wakes)),
                 woken: delta(p.woken, c.woken),
                 total_wait_ms: ms(wait),
                 max_wait_us: max_us(c.max_wait_ns, wait, contended),
@@ -324,25 +333,32 @@ fn futex_thread_rows(
                 .copied()
                 .unwrap_or_default();
             let calls = delta(p.calls, c.calls);
-            if calls == 0 {
-                return None;
-            }
             let contended = delta(p.contended, c.contended);
             let wait = delta(p.wait_ns, c.wait_ns);
+            if calls == 0 && contended == 0 && wait == 0 {
+                return None;
+            }
+            let calls_ok = cur.futex_calls_ok;
             Some(FutexThreadFrame {
                 tid: c.tid,
                 pid: c.tgid,
-                calls,
+                calls: calls_ok.then_some(calls),
                 contended,
-                eagain: delta(p.eagain, c.eagain),
-                wakes: delta(p.wakes, c.wakes),
+                eagain: calls_ok.then(|| delta(p.eagain, c.eagain)),
+                wakes: calls_ok.then(|| delta(p.wakes, c.wakes)),
                 total_wait_ms: ms(wait),
                 max_wait_us: max_us(c.max_wait_ns, wait, contended),
                 avg_wait_us: avg_us(wait, contended),
             })
         })
         .collect();
-    rows.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.tid.cmp(&b.tid)));
+    rows.sort_by(|a, b| {
+        b.calls
+            .cmp(&a.calls)
+            .then(b.contended.cmp(&a.contended))
+            .then(b.total_wait_ms.total_cmp(&a.total_wait_ms))
+            .then(a.tid.cmp(&b.tid))
+    });
     rows.truncate(MAX_ROWS);
     rows
 }
@@ -499,13 +515,17 @@ pub fn derive_contention(
     };
     let measured = ContentionMeasured {
         futex: cur.futex_ok,
+        futex_calls: cur.futex_ok && cur.futex_calls_ok,
         locks: cur.locks_ok,
         mmap_lock: cur.mmap_ok,
     };
     if !has_prev {
         if cur.futex_ok {
             for p in procs.iter_mut() {
-                p.futex_calls = Opt::some(0);
+                if cur.futex_calls_ok {
+                    p.futex_calls = Opt::some(0);
+                }
+                p.futex_slept = Opt::some(0);
                 p.futex_wait_ms = Opt::some(0.0);
             }
         }
@@ -516,16 +536,23 @@ pub fn derive_contention(
     }
     let comms = KeyMap::new(scan.iter().map(|p| (p.pid, &*p.comm)));
     let comm = |pid: u32| comms.get(pid).map(|s| s.to_string()).unwrap_or_default();
-    let by_tgid =
-        |v: &[FutexProcSample]| KeyMap::new(v.iter().map(|f| (f.tgid, (f.calls, f.wait_ns))));
+    let by_tgid = |v: &[FutexProcSample]| {
+        KeyMap::new(
+            v.iter()
+                .map(|f| (f.tgid, (f.calls, f.wait_ns, f.contended))),
+        )
+    };
     let pp = prev.map_or_else(KeyMap::empty, |p| by_tgid(&p.futex_procs));
     let cp = by_tgid(&cur.futex_procs);
     // Without the futex probes the columns stay unmeasured, never zero.
     for row in procs.iter_mut().filter(|_| cur.futex_ok) {
         let c = cp.get(row.pid).copied().unwrap_or_default();
         let p = pp.get(row.pid).copied().unwrap_or_default();
-        row.futex_calls = Opt::some(delta(p.0, c.0));
+        if cur.futex_calls_ok {
+            row.futex_calls = Opt::some(delta(p.0, c.0));
+        }
         row.futex_wait_ms = Opt::some(ms(delta(p.1, c.1)));
+        row.futex_slept = Opt::some(delta(p.2, c.2));
     }
     ContentionFrame {
         futexes: futex_rows(prev, cur, &comm),

@@ -57,6 +57,10 @@ pub const HOT_LOCK_CRIT_SHARE: f64 = 4.0;
 /// idle_futex_storm: futex calls per second by one process. Seed 003's idle Go ticker
 /// made thousands; a process that is really idle makes a handful.
 pub const STORM_CALLS_PER_S: f64 = 1000.0;
+/// Without the per-call hooks (the default) only waits that slept are counted: each
+/// park-and-wake cycle is a wait that slept and the wake call that ended it, so a
+/// slept wait stands for two calls (seed 003's 1 kHz ticker: 1000 slept, 2000 calls).
+pub const STORM_CALLS_PER_SLEPT: f64 = 2.0;
 /// ...while it uses little CPU (percent of one CPU): a busy program may call futex
 /// often for real work; an idle one should not.
 pub const STORM_MAX_CPU_PCT: f64 = 20.0;
@@ -326,8 +330,11 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
         let rate = w.contended as f64 / secs;
         let share = w.total_wait_ms / 1e3 / secs;
         let avg_ms = w.avg_wait_us / 1e3;
+        // EAGAINs are counted only when every futex call is hooked (--futex-calls);
+        // otherwise the wait share alone tells a queue.
         let queue = share > HOT_LOCK_WAIT_SHARE
-            || w.eagain as f64 >= HOT_LOCK_EAGAIN_PER_WAIT * w.contended as f64;
+            || w.eagain
+                .is_some_and(|e| e as f64 >= HOT_LOCK_EAGAIN_PER_WAIT * w.contended as f64);
         if rate < HOT_LOCK_WAITS_PER_S
             || !queue
             || (w.woken as f64) < HOT_LOCK_WOKEN_SHARE * w.contended as f64
@@ -350,22 +357,30 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             pids: vec![w.pid],
             addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
             summary: format!(
-                "futex {:x} in {}({}){at}: {rate:.0} waits/s, {:.0} retries/s, {share:.1} \
-                 threads asleep on it: shorten the critical section or shard the lock",
+                "futex {:x} in {}({}){at}: {rate:.0} waits/s, {retries}{share:.1} threads \
+                 asleep on it: shorten the critical section or shard the lock",
                 w.uaddr,
                 w.comm,
                 w.pid,
-                w.eagain as f64 / secs
+                retries = w
+                    .eagain
+                    .map(|e| format!("{:.0} retries/s, ", e as f64 / secs))
+                    .unwrap_or_default(),
             ),
-            figures: fig(&[
-                ("contended_per_s", rate),
-                ("wait_ms_per_s", w.total_wait_ms / secs),
-                ("avg_wait_us", w.avg_wait_us),
-                ("max_wait_us", w.max_wait_us),
-                ("woken_per_s", w.woken as f64 / secs),
-                ("eagain_per_s", w.eagain as f64 / secs),
-                ("waiters_avg", share),
-            ]),
+            figures: {
+                let mut f = fig(&[
+                    ("contended_per_s", rate),
+                    ("wait_ms_per_s", w.total_wait_ms / secs),
+                    ("avg_wait_us", w.avg_wait_us),
+                    ("max_wait_us", w.max_wait_us),
+                    ("woken_per_s", w.woken as f64 / secs),
+                    ("waiters_avg", share),
+                ]);
+                if let Some(e) = w.eagain {
+                    f.extend(fig(&[("eagain_per_s", e as f64 / secs)]));
+                }
+                f
+            },
             view: "futexes",
             key: key(&[u64::from(w.pid), w.uaddr]),
             ..Default::default()
@@ -375,10 +390,22 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
 
 fn idle_futex_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
     for p in &fr.procs {
-        let Some(calls) = p.futex_calls.get() else {
-            continue;
+        // Its calls when every call is hooked, else its waits that slept.
+        let (rate, what, figure) = match (p.futex_calls.get(), p.futex_slept.get()) {
+            (Some(calls), _) => {
+                let r = calls as f64 / secs;
+                (r, "futex calls", ("futex_calls_per_s", r))
+            }
+            (None, Some(slept)) => {
+                let r = slept as f64 / secs;
+                (
+                    r * STORM_CALLS_PER_SLEPT,
+                    "futex waits that slept",
+                    ("futex_slept_per_s", r),
+                )
+            }
+            (None, None) => continue,
         };
-        let rate = calls as f64 / secs;
         let cpu = p.cpu_pct_true.unwrap_or(p.cpu_pct_scan);
         if rate < STORM_CALLS_PER_S || cpu > STORM_MAX_CPU_PCT {
             continue;
@@ -388,12 +415,13 @@ fn idle_futex_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             severity: Severity::Warning,
             pids: vec![p.pid],
             summary: format!(
-                "{} makes {rate:.0} futex calls/s while using {cpu:.1}% CPU: a timer or an \
+                "{} makes {:.0} {what}/s while using {cpu:.1}% CPU: a timer or an \
                  idle scheduler wakes threads for nothing; tick less often or park idle workers",
-                name(fr, p.pid)
+                name(fr, p.pid),
+                figure.1,
             ),
             figures: fig(&[
-                ("futex_calls_per_s", rate),
+                figure,
                 ("cpu_pct", cpu),
                 (
                     "futex_wait_ms_per_s",

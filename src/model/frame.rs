@@ -150,8 +150,13 @@ pub struct ProcFrame {
     pub tlb_shootdowns_caused: Opt<u64>,
     pub ipis_caused: Opt<u64>,
     pub tlb_ipis_caused: Opt<u64>,
-    /// Futex calls during the interval (eBPF; null when the futex probes are off).
+    /// Futex calls during the interval (eBPF; null when the futex probes are off or
+    /// only waits that slept are counted, the default without -p: see
+    /// `contention_measured.futex_calls`).
     pub futex_calls: Opt<u64>,
+    /// Futex waits of its threads that slept during the interval (null when the futex
+    /// probes are off).
+    pub futex_slept: Opt<u64>,
     /// Time its threads spent blocked in futex wait calls, ms.
     pub futex_wait_ms: Opt<f64>,
 }
@@ -185,6 +190,7 @@ impl ProcFrame {
             ipis_caused: Opt::NONE,
             tlb_ipis_caused: Opt::NONE,
             futex_calls: Opt::NONE,
+            futex_slept: Opt::NONE,
             futex_wait_ms: Opt::NONE,
         }
     }

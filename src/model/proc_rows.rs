@@ -201,6 +201,7 @@ fn proc_row(
         ipis_caused: Opt::NONE,
         tlb_ipis_caused: Opt::NONE,
         futex_calls: Opt::NONE,
+        futex_slept: Opt::NONE,
         futex_wait_ms: Opt::NONE,
     }
 }

@@ -39,7 +39,8 @@ pub fn pattern(r: &FutexFrame, secs: f64) -> &'static str {
     let per_s = r.contended as f64 / secs;
     let many = per_s >= 1000.0;
     let long = r.avg_wait_us >= 1000.0;
-    if r.eagain as f64 > 10.0 * r.contended as f64 && r.eagain as f64 / secs >= 1000.0 {
+    let eagain = r.eagain.unwrap_or(0) as f64;
+    if eagain > 10.0 * r.contended as f64 && eagain / secs >= 1000.0 {
         "mostly EAGAIN: waiters race the unlocker; a short spin before sleeping saves the calls"
     } else if r.max_wait_us >= 10.0 * r.avg_wait_us && r.max_wait_us >= 1000.0 && !many {
         "max far above avg: rare long stalls (holder preempted or faulting, priority inversion)"
@@ -52,6 +53,11 @@ pub fn pattern(r: &FutexFrame, secs: f64) -> &'static str {
     } else {
         "light contention"
     }
+}
+
+/// A count per second, or "-" when it was not measured (no per-call hooks).
+fn per_s(v: Option<u64>, secs: f64, width: usize) -> String {
+    v.map_or("-".into(), |v| fmt::num(v as f64 / secs, width))
 }
 
 const COLS: &[Col<FutexFrame, FutexSort>] = &[
@@ -102,7 +108,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
         width: 8,
         min_screen: 0,
         sort: Some(FutexSort::Eagain),
-        value: |r, s| fmt::num(r.eagain as f64 / s, 8),
+        value: |r, s| per_s(r.eagain, s, 8),
     },
     Col {
         title: "WAIT/s",
@@ -130,14 +136,14 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
         width: 7,
         min_screen: 110,
         sort: Some(FutexSort::Wakes),
-        value: |r, s| fmt::num(r.wakes as f64 / s, 7),
+        value: |r, s| per_s(r.wakes, s, 7),
     },
     Col {
         title: "CALLS/s",
         width: 8,
         min_screen: 120,
         sort: Some(FutexSort::Calls),
-        value: |r, s| fmt::num(r.calls as f64 / s, 8),
+        value: |r, s| per_s(r.calls, s, 8),
     },
 ];
 
@@ -152,13 +158,19 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let c = &fr.contention;
     let cont: u64 = c.futexes.iter().map(|r| r.contended).sum();
     let wait: f64 = c.futexes.iter().map(|r| r.total_wait_ms).sum();
+    // The processes with the most futex calls, or with the most waits that slept when
+    // calls are not counted.
+    let calls_ok = c.contention_measured.futex_calls;
     let mut callers: Vec<(u64, String)> = fr
         .procs
         .iter()
         .filter_map(|p| {
-            p.futex_calls
-                .get()
-                .filter(|n| *n > 0)
+            let n = if calls_ok {
+                p.futex_calls.get()
+            } else {
+                p.futex_slept.get()
+            };
+            n.filter(|n| *n > 0)
                 .map(|n| (n, format!("{}({})", fmt::inert(&p.comm), p.pid)))
         })
         .collect();
@@ -180,7 +192,17 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 th.title,
             ),
             Span::raw(format!(", {} waited/s", dur_us(wait * 1e3 / secs))),
-            Span::styled(format!("  futex calls/s: {}", top.join(", ")), th.dim),
+            Span::styled(
+                if calls_ok {
+                    format!("  futex calls/s: {}", top.join(", "))
+                } else {
+                    format!(
+                        "  slept/s: {} (calls not counted: --futex-calls)",
+                        top.join(", ")
+                    )
+                },
+                th.dim,
+            ),
         ])
     };
     f.render_widget(Paragraph::new(line), summary);
