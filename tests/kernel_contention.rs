@@ -144,7 +144,20 @@ fn futex_mutex_storm_matches_own_count() {
     if !require_root("futex_mutex_storm_matches_own_count") {
         return;
     }
-    futex_mutex_storm(&[]);
+    futex_mutex_storm(&["--futex-calls"], &[]);
+}
+
+/// By default no futex syscall is hooked: the waits that slept are seen from the
+/// scheduler (a thread switching out asleep inside FUTEX_WAIT, woken inside a
+/// FUTEX_WAKE). Their count and the wakes that ended them match the workload's own
+/// count of FUTEX_WAITs that returned 0 within 5% (by hand: within 0.1%), and the
+/// calls, EAGAINs and wake calls, not counted, are null.
+#[test]
+fn futex_mutex_storm_slept_waits_match_own_count() {
+    if !require_root("futex_mutex_storm_slept_waits_match_own_count") {
+        return;
+    }
+    futex_mutex_storm(&[], &[]);
 }
 
 /// The same through the raw_syscalls fallback, whose entry hook remembers every call
@@ -154,7 +167,7 @@ fn futex_mutex_storm_matches_own_count_raw_syscalls() {
     if !require_root("futex_mutex_storm_matches_own_count_raw_syscalls") {
         return;
     }
-    futex_mutex_storm(&[("TTOP_FUTEX_RAW_SYSCALLS", "1")]);
+    futex_mutex_storm(&["--futex-calls"], &[("TTOP_FUTEX_RAW_SYSCALLS", "1")]);
 }
 
 /// `--no-futex`: the futex mutex storm runs, yet no futex figure is reported as zero:
@@ -227,9 +240,12 @@ fn storm_under(args: &[&str], env: &[(&str, &str)]) -> (Kv, Kv, Vec<Value>) {
     (head, out, ttop.finish())
 }
 
-fn futex_mutex_storm(env: &[(&str, &str)]) {
+fn futex_mutex_storm(args: &[&str], env: &[(&str, &str)]) {
     let _g = kernel_lock();
-    let (head, out, frames) = storm_under(&["--json", "-n", "10", "-d", "0.5"], env);
+    let calls_hooked = args.contains(&"--futex-calls");
+    let mut all = vec!["--json", "-n", "10", "-d", "0.5"];
+    all.extend_from_slice(args);
+    let (head, out, frames) = storm_under(&all, env);
     let pid = num(&head, "pid") as u64;
     let mutex = u64::from_str_radix(head["mutex"].trim_start_matches("0x"), 16).unwrap();
     let slept = num(&out, "slept");
@@ -248,7 +264,12 @@ fn futex_mutex_storm(env: &[(&str, &str)]) {
         problems(&frames)
     );
 
+    for fr in &frames {
+        assert_eq!(fr["contention_measured"]["futex"], true);
+        assert_eq!(fr["contention_measured"]["futex_calls"], calls_hooked);
+    }
     let mut contended = 0u64;
+    let mut seen_woken = 0u64;
     let mut seen_eagain = 0u64;
     let (mut seen_wakes, mut seen_calls) = (0u64, 0u64);
     let mut callers = Vec::new();
@@ -266,6 +287,12 @@ fn futex_mutex_storm(env: &[(&str, &str)]) {
         }
         for r in rows.iter().filter(|r| u(&r["uaddr"]) == mutex) {
             contended += u(&r["contended"]);
+            seen_woken += u(&r["woken"]);
+            if !calls_hooked {
+                for k in ["calls", "eagain", "wakes"] {
+                    assert!(r[k].is_null(), "{k} not measured, yet: {r}");
+                }
+            }
             seen_eagain += u(&r["eagain"]);
             seen_wakes += u(&r["wakes"]);
             seen_calls += u(&r["calls"]);
@@ -295,6 +322,26 @@ fn futex_mutex_storm(env: &[(&str, &str)]) {
         slept > 50.0,
         "the workload hardly contended ({slept} sleeps): no test"
     );
+    if !calls_hooked {
+        assert_within(
+            "contended (FUTEX_WAIT calls that slept, from the scheduler)",
+            contended as f64,
+            slept,
+            0.05,
+        );
+        // Every sleep of this mutex is ended by a FUTEX_WAKE of the unlocker.
+        assert_within(
+            "woken (sleepers a futex wake woke)",
+            seen_woken as f64,
+            slept,
+            0.05,
+        );
+        assert!(
+            callers.iter().any(|c| c.starts_with("hammer_lock")),
+            "the waiter's caller, walked when it switched out: {callers:?}"
+        );
+        return;
+    }
     assert_within(
         "contended (FUTEX_WAIT calls that slept)",
         contended as f64,
@@ -329,24 +376,52 @@ fn futex_mutex_storm(env: &[(&str, &str)]) {
     assert_eq!(drops, 0, "futex map overflowed");
 }
 
-/// Seed 003: an otherwise idle program that parks and wakes a thread at 1 kHz. ttop's
-/// futex_calls for it add up to the workload's own count within 10%, and it is the
-/// process with the most futex calls while it runs.
+/// Seed 003: an otherwise idle program that parks and wakes a thread at 1 kHz. With
+/// --futex-calls, ttop's futex_calls for it add up to the workload's own count within
+/// 10%, and it is the process with the most futex calls while it runs.
 #[test]
 fn idle_ticker_stands_out_by_futex_rate() {
     if !require_root("idle_ticker_stands_out_by_futex_rate") {
         return;
     }
+    idle_ticker("futex_calls", &["--futex-calls"]);
+}
+
+/// The same by default, without the per-call hooks: the waits that slept
+/// (`procs[].futex_slept`, from the scheduler) add up to the ticker's own count of
+/// FUTEX_WAITs that returned 0, within 10%, and `futex_calls` is null, not zero.
+#[test]
+fn idle_ticker_stands_out_by_slept_waits() {
+    if !require_root("idle_ticker_stands_out_by_slept_waits") {
+        return;
+    }
+    idle_ticker("futex_slept", &[]);
+}
+
+/// `key`: the procs[] figure compared with the ticker's own count of the same name
+/// (futex_calls; futex_slept against its `slept`).
+fn idle_ticker(key: &str, args: &[&str]) {
     let _g = kernel_lock();
-    let ttop = Stream::start(&["--json", "-n", "10", "-d", "0.5"]);
+    let mut all = vec!["--json", "-n", "10", "-d", "0.5"];
+    all.extend_from_slice(args);
+    let ttop = Stream::start(&all);
     let mut w = spawn_workload("ticker", &["3"]);
     let (head, r) = first_line(&mut w);
     assert!(wait_timeout(&mut w, Duration::from_secs(20)), "ticker hung");
     let out = rest(r);
     let frames = ttop.finish();
     let pid = num(&head, "pid") as u64;
-    let calls = num(&out, "futex_calls");
+    let own = num(
+        &out,
+        if key == "futex_calls" {
+            "futex_calls"
+        } else {
+            "slept"
+        },
+    );
     let secs = num(&out, "secs");
+    // Per tick: a wake and a wait, of which the wait sleeps.
+    let per_tick = if key == "futex_calls" { 2000.0 } else { 1000.0 };
 
     let mut seen = 0u64;
     let mut full = 0;
@@ -357,23 +432,27 @@ fn idle_ticker_stands_out_by_futex_rate() {
         let Some(me) = procs.iter().find(|p| u(&p["pid"]) == pid) else {
             continue;
         };
-        let mine = u(&me["futex_calls"]);
+        let other = if key == "futex_calls" {
+            "futex_slept"
+        } else {
+            "futex_calls"
+        };
+        if key == "futex_slept" {
+            assert!(me[other].is_null(), "calls not hooked, yet counted: {me}");
+            assert_eq!(fr["contention_measured"]["futex_calls"], false);
+        }
+        let mine = u(&me[key]);
         seen += mine;
         // Frames fully inside the run: at least 90% of the nominal 1000 ticks/s.
-        if mine as f64 >= 0.9 * 2000.0 * f(&fr["interval_s"]) {
+        if mine as f64 >= 0.9 * per_tick * f(&fr["interval_s"]) {
             full += 1;
-            let rank = 1 + procs.iter().filter(|p| u(&p["futex_calls"]) > mine).count();
+            let rank = 1 + procs.iter().filter(|p| u(&p[key]) > mine).count();
             if rank == 1 {
                 first += 1;
             }
             let mut top: Vec<(u64, String)> = procs
                 .iter()
-                .map(|p| {
-                    (
-                        u(&p["futex_calls"]),
-                        p["comm"].as_str().unwrap_or("").to_string(),
-                    )
-                })
+                .map(|p| (u(&p[key]), p["comm"].as_str().unwrap_or("").to_string()))
                 .collect();
             top.sort_by(|a, b| b.cmp(a));
             top.truncate(3);
@@ -381,19 +460,19 @@ fn idle_ticker_stands_out_by_futex_rate() {
         }
     }
     eprintln!(
-        "ticker: workload futex_calls={calls} over {secs:.2}s ({:.0}/s); ttop counted {seen}; ranks {ranks:?}",
-        calls / secs
+        "ticker: workload {key}={own} over {secs:.2}s ({:.0}/s); ttop counted {seen}; ranks {ranks:?}",
+        own / secs
     );
     assert_within(
-        "futex_calls of the ticker process",
+        &format!("{key} of the ticker process"),
         seen as f64,
-        calls,
+        own,
         0.10,
     );
     assert!(full >= 3, "only {full} frames saw the ticker at full rate");
     assert!(
         first * 2 >= full,
-        "the 1 kHz ticker was the top futex caller in only {first} of {full} frames: {ranks:?}"
+        "the 1 kHz ticker was the top process by {key} in only {first} of {full} frames: {ranks:?}"
     );
 }
 
@@ -725,7 +804,11 @@ fn stacks_sum(frames: &[Value], key: &str) -> u64 {
 /// contention: two ttops watch the same mutex storm, one with the cache off, and their
 /// per-caller wait counts for the workload must agree. Both see every contention (each
 /// runs its own program on every lock:contention_begin), so the only differences allowed
-/// are the few waits each one's programs cause or miss themselves.
+/// are the few waits each one's programs cause or miss themselves. Both hook every
+/// futex call (--futex-calls), which slows the storm into mostly futex hash-bucket
+/// waits from two call sites, the mix this test was built on; unslowed (the default),
+/// run-queue lock waits of wake-ups dominate, whose scans find more stale words, and
+/// the cache answered about 30% of them (the callers still agreed exactly).
 #[test]
 fn kernel_lock_stack_cache_names_the_walked_callers() {
     if !require_root("kernel_lock_stack_cache_names_the_walked_callers") {
@@ -733,10 +816,10 @@ fn kernel_lock_stack_cache_names_the_walked_callers() {
     }
     let _g = kernel_lock();
     let walk = Stream::start_env(
-        &["--json", "-d", "0.5"],
+        &["--json", "-d", "0.5", "--futex-calls"],
         &[("TTOP_LOCK_STACK_CACHE", "off")],
     );
-    let cache = Stream::start(&["--json", "-d", "0.5"]);
+    let cache = Stream::start(&["--json", "-d", "0.5", "--futex-calls"]);
     let mut w = spawn_workload("futex_mutex", &["4", "3"]);
     let (head, _r) = first_line(&mut w);
     assert!(
@@ -770,14 +853,14 @@ fn kernel_lock_stack_cache_names_the_walked_callers() {
     );
     assert_eq!(wrong, 0, "a cached stack was found wrong on a re-walk");
     assert_eq!(stacks_sum(&fw, "wrong"), 0);
-    assert!(
-        cached > walked,
-        "the cache answered too little under a mutex storm: {cached} cached, {walked} walked"
-    );
     let caller = |r: &Value| r["caller"].as_str().unwrap_or("").to_string();
     let a = lock_waits_by(&fw, pid, caller);
     let b = lock_waits_by(&fc, pid, caller);
     eprintln!("walked: {a:?}\ncached: {b:?}");
+    assert!(
+        cached > walked,
+        "the cache answered too little under a mutex storm: {cached} cached, {walked} walked"
+    );
     let (ta, tb): (u64, u64) = (a.values().sum(), b.values().sum());
     assert!(ta >= 1000, "too few kernel-lock waits to compare: {ta}");
     // A stack the map could not store (its hash bucket already holds another stack: the

@@ -355,6 +355,7 @@ fn quitting_leaves_the_detach_to_a_child_that_ends() {
 /// The first frame of a start is complete: with eBPF every eBPF figure is measured (the
 /// three BPF objects are loaded before the first Sample is taken, so none is still
 /// loading), and without it every one of them is null ("not measured"), never a zero.
+/// `futex_calls` is measured only with the per-call hooks (--futex-calls).
 #[test]
 fn the_first_frame_is_measured_or_says_not_measured() {
     if !require_root("the_first_frame_is_measured_or_says_not_measured") {
@@ -380,13 +381,17 @@ fn the_first_frame_is_measured_or_says_not_measured() {
         "runnable_avg",
         "tlb_shootdowns_caused",
         "ipis_caused",
-        "futex_calls",
+        "futex_slept",
         "futex_wait_ms",
     ];
-    for bpf in [true, false] {
+    // (eBPF, --futex-calls): futex_calls is measured only when every call is hooked.
+    for (bpf, calls) in [(true, false), (true, true), (false, false)] {
         let mut args = vec!["--json", "-n", "1", "-d", "0.1"];
         if !bpf {
             args.push("--no-bpf");
+        }
+        if calls {
+            args.push("--futex-calls");
         }
         let frames = ttop_json(&args);
         let fr = &frames[0];
@@ -422,6 +427,8 @@ fn the_first_frame_is_measured_or_says_not_measured() {
             for k in proc_keys {
                 check(&format!("procs[pid {}].{k}", p["pid"]), &p[k]);
             }
+            assert_eq!(!p["futex_calls"].is_null(), calls, "futex_calls: {p}");
         }
+        assert_eq!(fr["contention_measured"]["futex_calls"], calls);
     }
 }

@@ -79,6 +79,40 @@ fn futexes_not_measured_80x24() {
     snap!("futexes_not_measured_80x24", t);
 }
 
+/// The default: waits that slept, from the scheduler, without the per-call hooks. The
+/// words and their waits are there; the EAGAIN, wake and call columns show "-" (not
+/// measured), never 0, and the header ranks processes by waits that slept and says how
+/// to count calls.
+#[test]
+fn futexes_slept_only_160x50() {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        let mut c = contention::fixture(s);
+        c.futex_calls_ok = false;
+        x.contention = Some(c);
+        x
+    };
+    let fr = derive(&sys, Some(&sample(9)), &sample(10));
+    assert!(fr.contention.contention_measured.futex);
+    assert!(!fr.contention.contention_measured.futex_calls);
+    let mut app = App::new();
+    app.push_frame(fr);
+    app.handle(Action::GoTo(View::Futexes));
+    let t = text(&app, 160, 50);
+    assert!(
+        t.contains("slept/s: ") && t.contains("--futex-calls"),
+        "{t}"
+    );
+    assert!(!t.contains("futex calls/s"), "{t}");
+    let row = t
+        .lines()
+        .find(|l| l.contains("7f3a2c001040"))
+        .unwrap_or_else(|| panic!("the mutex row:\n{t}"));
+    assert!(row.contains(" - "), "unmeasured columns show '-': {row}");
+    snap!("futexes_slept_only_160x50", t);
+}
+
 #[test]
 fn futexes_160x50_sorted_by_wait() {
     let mut app = app_in(View::Futexes);

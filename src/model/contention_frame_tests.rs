@@ -27,7 +27,7 @@ fn futex_rows_are_per_interval_and_ranked_by_contended() {
         .unwrap();
     assert_eq!(
         (m.calls, m.contended, m.eagain, m.wakes),
-        (52_000, 3_876, 36_100, 12_000)
+        (Some(52_000), 3_876, Some(36_100), Some(12_000))
     );
     assert!((m.total_wait_ms - 477.0).abs() < 1e-9);
     assert!((m.avg_wait_us - 477_000.0 / 3_876.0).abs() < 1e-6);
@@ -158,7 +158,7 @@ fn first_sample_and_reset_counters() {
         .iter()
         .find(|r| r.uaddr == 0x7f3a_2c00_1040)
         .unwrap();
-    assert_eq!((r.calls, r.contended), (5, 2));
+    assert_eq!((r.calls, r.contended), (Some(5), 2));
     // Entries absent from the previous sample start from zero too.
     prev.contention.as_mut().unwrap().futexes.clear();
     let f = derive(&sys, Some(&prev), &cur);
@@ -223,11 +223,48 @@ fn futex_columns_are_unmeasured_without_the_futex_probes() {
         let next = derive(&sys, Some(&sample(4, ok)), &sample(5, ok));
         for f in [&first, &next] {
             assert_eq!(f.contention.contention_measured.futex, ok);
+            assert_eq!(f.contention.contention_measured.futex_calls, ok);
             assert!(f.contention.contention_measured.locks);
             assert_eq!(f.procs[0].futex_calls.get().is_some(), ok);
+            assert_eq!(f.procs[0].futex_slept.get().is_some(), ok);
             assert_eq!(f.procs[0].futex_wait_ms.get().is_some(), ok);
         }
     }
+    // Waits that slept only (the default, no per-call hooks): the words and threads
+    // are there with their waits; calls, EAGAINs and wake calls are null, never zero.
+    let sleeps = |secs: u64| {
+        let mut s = sample(secs, true);
+        s.contention.as_mut().unwrap().futex_calls_ok = false;
+        s
+    };
+    let first = derive(&sys, None, &sleeps(4));
+    let f = derive(&sys, Some(&sleeps(4)), &sleeps(5));
+    for f in [&first, &f] {
+        let m = f.contention.contention_measured;
+        assert!(m.futex && !m.futex_calls, "{m:?}");
+        assert!(f.procs.iter().all(|p| p.futex_calls.get().is_none()));
+        assert!(f.procs.iter().all(|p| p.futex_slept.get().is_some()));
+    }
+    assert_eq!(f.contention.futexes.len(), 4);
+    let json = serde_json::to_value(&f.contention).unwrap();
+    for r in json["futexes"].as_array().unwrap() {
+        for k in ["calls", "eagain", "wakes"] {
+            assert!(r[k].is_null(), "{k}: {r}");
+        }
+        assert!(r["contended"].as_u64().is_some() && r["woken"].as_u64().is_some());
+    }
+    for r in json["futex_threads"].as_array().unwrap() {
+        assert!(r["calls"].is_null() && r["eagain"].is_null(), "{r}");
+    }
+    let tiflash = f.procs.iter().find(|p| p.pid == 4242).unwrap();
+    let slept: u64 = f
+        .contention
+        .futexes
+        .iter()
+        .filter(|r| r.pid == 4242)
+        .map(|r| r.contended)
+        .sum();
+    assert_eq!(tiflash.futex_slept.get(), Some(slept));
     // No eBPF at all: nothing measured.
     let mut plain = fixtures::incident(5, true);
     plain.contention = None;

@@ -264,7 +264,7 @@ fn word(contended: u64, woken: u64, eagain: u64, wait_ms: f64) -> FutexFrame {
         uaddr: 0x1000,
         contended,
         woken,
-        eagain,
+        eagain: Some(eagain),
         total_wait_ms: wait_ms,
         avg_wait_us: if contended > 0 {
             wait_ms * 1e3 / contended as f64
@@ -293,6 +293,18 @@ fn hot_lock_edges() {
         hot(word(n, n, n - 1, 300.0)).is_empty(),
         "no queue: share <= 1, few retries"
     );
+    // EAGAINs not counted (no per-call hooks): only the wait share tells a queue, and
+    // the summary cites no retries.
+    let unmeasured = |w: FutexFrame| FutexFrame { eagain: None, ..w };
+    assert!(hot(unmeasured(word(n, n, n, 300.0))).is_empty());
+    let mut fr = frame();
+    fr.contention
+        .futexes
+        .push(unmeasured(word(200, 200, 0, 1200.0)));
+    let f = observe(&fr);
+    assert_eq!(f[0].kind, "hot_lock");
+    assert!(!f[0].summary.contains("retries"), "{}", f[0].summary);
+    assert!(!f[0].figures.contains_key("eagain_per_s"));
     // Timed waits: nobody wakes them (the idle machine's 'contention').
     assert!(
         hot(word(200, 99, 0, 1200.0)).is_empty(),
@@ -327,6 +339,33 @@ fn idle_futex_storm_edges() {
         storm(n * 100, STORM_MAX_CPU_PCT + 0.1).is_empty(),
         "busy, not idle"
     );
+    // Without the per-call hooks: waits that slept, each standing for a wait and the
+    // wake that ended it.
+    let slept = |slept: u64, calls: Option<u64>| {
+        let mut fr = frame();
+        let mut p = proc_(5);
+        p.futex_slept = Opt::some(slept);
+        if let Some(c) = calls {
+            p.futex_calls = Opt::some(c);
+        }
+        p.cpu_pct_true = Some(1.0);
+        fr.procs.push(p);
+        observe(&fr)
+    };
+    let half = (STORM_CALLS_PER_S / STORM_CALLS_PER_SLEPT) as u64;
+    let f = slept(half, None);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].figures["futex_slept_per_s"], half as f64);
+    assert!(
+        f[0].summary.contains("futex waits that slept/s"),
+        "{}",
+        f[0].summary
+    );
+    assert!(!f[0].figures.contains_key("futex_calls_per_s"));
+    assert!(slept(half - 1, None).is_empty());
+    // Calls, when counted, decide.
+    assert!(slept(half, Some(n - 1)).is_empty());
+    assert_eq!(slept(0, Some(n))[0].figures["futex_calls_per_s"], n as f64);
 }
 
 #[test]

@@ -238,7 +238,7 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn rows_stay_small() {
-        assert_eq!(std::mem::size_of::<ProcFrame>(), 232);
+        assert_eq!(std::mem::size_of::<ProcFrame>(), 248);
         assert_eq!(std::mem::size_of::<ThreadFrame>(), 56);
     }
 

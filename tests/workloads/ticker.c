@@ -1,6 +1,7 @@
 // An idle program that behaves like seed 003's Go ticker: a timer thread wakes every
 // millisecond and hands a tick to a parked worker through a futex, which parks again.
-// It counts every futex call it makes. usage: ticker SECS
+// It counts every futex call it makes, and the waits that slept (returned 0).
+// usage: ticker SECS
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,7 +12,7 @@
 #include <unistd.h>
 
 static _Atomic int ticks_pending;
-static atomic_long calls, ticks;
+static atomic_long calls, slept, ticks;
 static volatile int stop;
 
 static long futex(_Atomic int *w, int op, int val) {
@@ -27,7 +28,8 @@ static void *worker(void *arg) {
             atomic_fetch_add(&ticks, n);
             continue;
         }
-        futex(&ticks_pending, FUTEX_WAIT_PRIVATE, 0); // park until the next tick
+        if (futex(&ticks_pending, FUTEX_WAIT_PRIVATE, 0) == 0) // park until the next tick
+            atomic_fetch_add(&slept, 1);
     }
     return NULL;
 }
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
     pthread_join(w, NULL);
     clock_gettime(CLOCK_MONOTONIC, &now);
     double el = (now.tv_sec - s.tv_sec) + (now.tv_nsec - s.tv_nsec) / 1e9;
-    printf("futex_calls=%ld ticks=%ld secs=%.3f\n", atomic_load(&calls), atomic_load(&ticks), el);
+    printf("futex_calls=%ld slept=%ld ticks=%ld secs=%.3f\n", atomic_load(&calls),
+           atomic_load(&slept), atomic_load(&ticks), el);
     return 0;
 }

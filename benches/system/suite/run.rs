@@ -517,7 +517,7 @@ enum Monitor {
 impl Monitor {
     fn start(which: &str) -> Monitor {
         let m = match which {
-            "ttop" | "before" | "nofutex" => {
+            "ttop" | "before" | "nofutex" | "calls" => {
                 let bin = match which {
                     "before" => before_bin().expect("the before condition needs TTOP_BENCH_BEFORE"),
                     _ => ttop_bin(),
@@ -525,6 +525,9 @@ impl Monitor {
                 let mut args = TUI_ARGS.to_vec();
                 if which == "nofutex" {
                     args.push("--no-futex");
+                }
+                if which == "calls" {
+                    args.push("--futex-calls");
                 }
                 let t = Tui::spawn_bin(&bin, &args, COLS, ROWS);
                 t.wait_first_screen(secs(20.0));
@@ -576,6 +579,7 @@ fn vs_no_monitor(
     let mut rows = Vec::new();
     for (c, label) in [
         ("ttop", "the dashboard (-d 1)"),
+        ("calls", "the dashboard with `--futex-calls`"),
         ("nofutex", "the dashboard with `--no-futex`"),
         ("before", "the TTOP_BENCH_BEFORE build's dashboard"),
         ("top", "`top -b -d 1`"),
@@ -599,8 +603,11 @@ fn vs_no_monitor(
 
 /// Item 3: workload throughput without a monitor, with ttop, with top; alternating.
 pub fn slowdown(o: &Opts) -> Vec<Row> {
-    say("3: workload slowdown, alternating no monitor / ttop / ttop --no-futex / top");
-    let mut conds = vec!["none", "ttop", "nofutex", "top"];
+    say(
+        "3: workload slowdown, alternating no monitor / ttop / ttop --futex-calls / \
+         ttop --no-futex / top",
+    );
+    let mut conds = vec!["none", "ttop", "calls", "nofutex", "top"];
     if before_bin().is_some() {
         conds.push("before");
     }
