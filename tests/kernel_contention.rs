@@ -160,6 +160,36 @@ fn futex_mutex_storm_slept_waits_match_own_count() {
     futex_mutex_storm(&[], &[]);
 }
 
+/// A kernel that cannot run the scheduler-side futex programs (no BTF, before 5.15;
+/// forced here with TTOP_FUTEX_NO_SLEEPS=1) gets every call hooked instead, and says so:
+/// a problems line, `contention_measured.futex_calls` true, calls counted.
+#[test]
+fn without_the_scheduler_futex_programs_every_call_is_hooked() {
+    if !require_root("without_the_scheduler_futex_programs_every_call_is_hooked") {
+        return;
+    }
+    let _g = kernel_lock();
+    let (_, _, frames) = storm_under(
+        &["--json", "-n", "4", "-d", "0.5"],
+        &[("TTOP_FUTEX_NO_SLEEPS", "1")],
+    );
+    let p = problems(&frames);
+    assert!(
+        p.iter()
+            .any(|p| p.contains("scheduler-side futex probes did not run")),
+        "{p:?}"
+    );
+    for fr in &frames {
+        assert_eq!(fr["contention_measured"]["futex_calls"], true);
+    }
+    let calls: u64 = frames
+        .iter()
+        .flat_map(|f| f["futexes"].as_array().unwrap())
+        .map(|r| u(&r["calls"]))
+        .sum();
+    assert!(calls > 0, "no futex call counted");
+}
+
 /// The same through the raw_syscalls fallback, whose entry hook remembers every call
 /// (wakes included) as kernels without bpf_task_pt_regs do: the same counts.
 #[test]

@@ -137,17 +137,25 @@ impl ContentionCollector {
     /// syscall hooks instead, with a problem saying so. Err is a one-line, user-facing
     /// reason.
     pub fn load(futex: FutexHooks) -> Result<Self, String> {
-        match Self::load_with(futex) {
-            Err(why) if futex == FutexHooks::Sleeps => {
-                let mut c = Self::load_with(FutexHooks::Calls)?;
-                c.problems.push(format!(
-                    "futex waits counted from the futex syscalls' hooks (a cost per call): \
-                     the scheduler-side futex probes did not load: {why}"
-                ));
-                Ok(c)
-            }
-            r => r,
+        if futex != FutexHooks::Sleeps {
+            return Self::load_with(futex);
         }
+        // TTOP_FUTEX_NO_SLEEPS=1 takes the fallback as such a kernel would (for tests).
+        let why = match Self::load_with(futex) {
+            _ if std::env::var_os("TTOP_FUTEX_NO_SLEEPS").is_some() => {
+                "TTOP_FUTEX_NO_SLEEPS is set".to_string()
+            }
+            Ok(c) if c.futex_ok => return Ok(c),
+            // Loaded, but the two scheduler programs did not attach: the problem says why.
+            Ok(c) => c.problems.join("; "),
+            Err(why) => why,
+        };
+        let mut c = Self::load_with(FutexHooks::Calls)?;
+        c.problems.push(format!(
+            "futex waits counted from the futex syscalls' hooks (a cost per call): the \
+             scheduler-side futex probes did not run: {why}"
+        ));
+        Ok(c)
     }
 
     fn load_with(futex: FutexHooks) -> Result<Self, String> {
