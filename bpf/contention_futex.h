@@ -110,6 +110,12 @@ static __always_inline bool is_futex_nr(long id)
  * bpf_ktime_get_coarse_ns() is not allowed in tracing programs. */
 volatile __u64 clock_ns;
 
+/* CLOCK_MONOTONIC (bpf_ktime_get_ns's clock) when user space last attached the per-call
+ * hooks, and the scheduler ones (contention_sleep.h): state older than that is left
+ * from before a switch of the futex view. */
+volatile __u64 calls_since_ns;
+volatile __u64 sleeps_since_ns;
+
 /* Whether the syscall-exit tracepoint can read the call's arguments itself
  * (bpf_task_pt_regs, 5.15+): then only a wait needs its entry remembered. */
 static __always_inline bool args_at_exit(void)
@@ -399,6 +405,10 @@ static __always_inline int futex_exit(void *ctx, long ret)
 		return 0;
 	/* Consumed: the slot stays with the thread for its next call. */
 	ts->futex.start_ns = 0;
+	/* A wait entered before these hooks were last attached (the futex view switched
+	 * them off and on): this exit is of a later call whose entry was not seen. */
+	if (c.kind == KIND_WAIT && c.start_ns < calls_since_ns)
+		return 0;
 	return futex_account(ctx, ts, &c, ret);
 }
 

@@ -86,6 +86,11 @@ static __always_inline void futex_sleep_end(struct task_struct *next)
 	key.uaddr = ts->fsleep.uaddr;
 	now = bpf_ktime_get_ns();
 	dur = now > ts->fsleep.start_ns ? now - ts->fsleep.start_ns : 0;
+	/* Asleep since before these programs were last attached: its wait is unknown. */
+	if (ts->fsleep.start_ns < sleeps_since_ns) {
+		ts->fsleep.start_ns = 0;
+		return;
+	}
 	ts->fsleep.start_ns = 0;
 	s = bpf_map_lookup_elem(&futexes, &key);
 	if (!s)

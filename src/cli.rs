@@ -370,6 +370,7 @@ impl Cli {
                 profile_off_cpu: off_cpu,
                 no_futex,
                 futex_calls: futex_calls && !no_futex,
+                futex_on_demand: false,
             },
         }
     }

@@ -344,3 +344,73 @@ fn o_switches_the_live_profile_to_off_cpu_time() {
     let _ = w.kill();
     let _ = w.wait();
 }
+
+/// The futex view counts every futex call while it is open: on the overview only the
+/// waits that slept are counted (no futex syscall hooked), the view's header first says
+/// calls are not counted, then, from its next interval, lists the 1 kHz ticker by futex
+/// calls (about 2,000/s: a wake and a wait per tick); leaving the view unhooks them
+/// again (the syscall tracepoints are gone from the kernel's list of BPF links).
+#[test]
+fn the_futex_view_counts_calls_while_it_is_open() {
+    if !require_root("the_futex_view_counts_calls_while_it_is_open") {
+        return;
+    }
+    let _g = kernel_lock();
+    let Some(t) = Tmux::start(&ttop_cmd(), 160, 50) else {
+        return;
+    };
+    t.wait_for("Processes");
+    let ttop = ttop_pid(&t);
+    let hooked = || syscall_links(ttop);
+    assert_eq!(hooked(), 0, "futex syscalls hooked on the overview");
+    let mut w = spawn_workload("ticker", &["30"]);
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(w.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let pid = parse_kv(&line)["pid"].clone();
+    t.keys(&["2"]);
+    t.wait_for("Futexes:");
+    let s = t.wait_for(&format!("futex calls/s: ticker({pid})"));
+    assert!(hooked() > 0, "no futex syscall hooked in the futex view");
+    let n: f64 = s
+        .split(&format!("ticker({pid}) "))
+        .nth(1)
+        .and_then(|r| r.split([',', ' ']).next())
+        .map(|v| {
+            let k = if v.ends_with('k') { 1e3 } else { 1.0 };
+            v.trim_end_matches('k').parse::<f64>().unwrap_or(0.0) * k
+        })
+        .unwrap_or(0.0);
+    assert!((1500.0..=2500.0).contains(&n), "ticker calls/s {n}:\n{s}");
+    t.keys(&["1"]);
+    let t0 = Instant::now();
+    while hooked() > 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "still hooked after leaving the view"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    let _ = w.kill();
+    let _ = w.wait();
+}
+
+/// ttop's BPF links attached through perf events: the futex syscalls' classic
+/// tracepoints (every other program of ttop's is a raw or BTF tracepoint link, and the
+/// profiler is not started here), from the kernel's fdinfo of each of its files.
+fn syscall_links(pid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return 0;
+    };
+    dir.flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path())
+                .is_ok_and(|s| s.lines().any(|l| l == "link_type:\tperf"))
+        })
+        .count()
+}

@@ -81,8 +81,8 @@ fn futexes_not_measured_80x24() {
 
 /// The default: waits that slept, from the scheduler, without the per-call hooks. The
 /// words and their waits are there; the EAGAIN, wake and call columns show "-" (not
-/// measured), never 0, and the header ranks processes by waits that slept and says how
-/// to count calls.
+/// measured), never 0, and the header ranks processes by waits that slept and says calls
+/// were not counted in this interval.
 #[test]
 fn futexes_slept_only_160x50() {
     let sys = fixtures::system();
@@ -101,7 +101,7 @@ fn futexes_slept_only_160x50() {
     app.handle(Action::GoTo(View::Futexes));
     let t = text(&app, 160, 50);
     assert!(
-        t.contains("slept/s: ") && t.contains("--futex-calls"),
+        t.contains("slept/s: ") && t.contains("calls not counted"),
         "{t}"
     );
     assert!(!t.contains("futex calls/s"), "{t}");
@@ -111,6 +111,29 @@ fn futexes_slept_only_160x50() {
         .unwrap_or_else(|| panic!("the mutex row:\n{t}"));
     assert!(row.contains(" - "), "unmeasured columns show '-': {row}");
     snap!("futexes_slept_only_160x50", t);
+}
+
+/// The live futex view asks the collector to hook every futex call while it is open,
+/// once, and to unhook them when it is left.
+#[test]
+fn the_futex_view_asks_for_calls_while_open() {
+    use ttop::collect::collector::Request;
+    let asked = |app: &App| -> Vec<bool> {
+        app.requests
+            .iter()
+            .filter_map(|r| match r {
+                Request::FutexCalls(on) => Some(*on),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut app = App::new();
+    app.handle(Action::GoTo(View::Futexes));
+    app.handle(Action::SortNext);
+    assert_eq!(asked(&app), [true], "opened, once");
+    app.handle(Action::GoTo(View::Locks));
+    app.handle(Action::GoTo(View::Main));
+    assert_eq!(asked(&app), [true, false], "left, once");
 }
 
 #[test]

@@ -20,7 +20,11 @@ pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let sys = collector::system_info();
-    let collector = Collector::new(cfg);
+    // The futex view hooks every futex call while it is open.
+    let collector = Collector::new(&Config {
+        futex_on_demand: true,
+        ..cfg.clone()
+    });
     let stop = Stop::on_signals()?;
     let (tx, rx) = sync_channel::<Sample>(2);
     let (req_tx, req_rx) = std::sync::mpsc::channel();

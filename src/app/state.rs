@@ -103,6 +103,8 @@ pub struct App {
     pub profile: super::profile_view::ProfileView,
     /// Stack sampling was asked of the collector (once, when the profile view opens).
     pub profile_asked: bool,
+    /// Every futex call is asked to be hooked (the futex view is open, live).
+    pub futex_calls_asked: bool,
 }
 
 impl Default for App {
@@ -139,6 +141,7 @@ impl App {
             finding_sel: 0,
             profile: Default::default(),
             profile_asked: false,
+            futex_calls_asked: false,
         }
     }
 
@@ -380,6 +383,13 @@ impl App {
         if self.view == View::Profile && !self.profile_asked && self.replay.is_none() {
             self.profile_asked = true;
             self.requests.push(Request::StartProfile);
+        }
+        // The futex view counts every call while it is open; elsewhere only the waits
+        // that slept are (a futex storm does not feel those).
+        let futex_calls = self.view == View::Futexes && self.replay.is_none();
+        if futex_calls != self.futex_calls_asked {
+            self.futex_calls_asked = futex_calls;
+            self.requests.push(Request::FutexCalls(futex_calls));
         }
     }
 

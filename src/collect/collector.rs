@@ -36,6 +36,9 @@ pub struct Config {
     /// at a cost per call. Without it (and without -p or --comm) only waits that slept
     /// are, from the scheduler probes.
     pub futex_calls: bool,
+    /// Load the per-call futex programs beside the scheduler ones so that
+    /// `Request::FutexCalls` can switch to them (the dashboard's futex view).
+    pub futex_on_demand: bool,
 }
 
 impl Config {
@@ -123,6 +126,7 @@ type Loaded<T> = Result<T, String>;
 /// keep the fixed order scheduler, IPI, contention.
 fn load_all(
     futex: FutexHooks,
+    on_demand: bool,
 ) -> (
     Loaded<SchedCollector>,
     Loaded<IrqCollector>,
@@ -131,7 +135,7 @@ fn load_all(
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
     std::thread::scope(|scope| {
         let irq = scope.spawn(IrqCollector::load);
-        let contention = scope.spawn(move || ContentionCollector::load(futex));
+        let contention = scope.spawn(move || ContentionCollector::load(futex, on_demand));
         let sched = SchedCollector::load();
         (
             sched,
@@ -157,7 +161,7 @@ impl Collector {
         } else {
             bpf_common::capture_libbpf_log();
             bpf_common::raise_memlock();
-            let (s, i, c) = load_all(cfg.futex_hooks());
+            let (s, i, c) = load_all(cfg.futex_hooks(), cfg.futex_on_demand);
             for r in [
                 s.as_ref().map(|s| &s.problems),
                 i.as_ref().map(|i| &i.problems),
@@ -198,6 +202,15 @@ impl Collector {
 
     /// Start sampling on-CPU stacks at `hz` per CPU, if no profiler is on; what stops it
     /// is a `problems` line (the JSON's `profile` stays null).
+    /// See Request::FutexCalls.
+    pub fn set_futex_calls(&mut self, on: bool) {
+        if let Some(c) = self.contention.as_mut()
+            && let Err(e) = c.set_futex_calls(on)
+        {
+            self.mode.problems.push(e);
+        }
+    }
+
     pub fn start_profile(&mut self, hz: u64) {
         if self.profiler.is_none() {
             self.start_profile_mode(hz, false);
@@ -450,6 +463,9 @@ pub enum Request {
     SetFilter(Option<FilterSpec>),
     /// Start sampling stacks (the profile view opened), at 99 Hz unless already on.
     StartProfile,
+    /// Hook every futex call (true: the futex view opened) or count only the waits that
+    /// slept again (false: it closed). Nothing unless loaded for it (futex_on_demand).
+    FutexCalls(bool),
     /// Switch between on-CPU and off-CPU stacks (`o`), of these processes (None: the
     /// filter's).
     ProfileMode {
@@ -517,6 +533,7 @@ pub fn spawn_with_requests(
                         Some(rx) => match rx.recv_timeout(left) {
                             Ok(Request::SetFilter(f)) => collector.set_filter(f),
                             Ok(Request::StartProfile) => collector.start_profile(99),
+                            Ok(Request::FutexCalls(on)) => collector.set_futex_calls(on),
                             Ok(Request::ProfileMode { off_cpu, pids }) => {
                                 collector.set_profile_mode(off_cpu, pids)
                             }

@@ -9,7 +9,7 @@ use foldhash::{HashMap, HashMapExt};
 use std::mem::MaybeUninit;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{Link, OpenObject, TracepointCategory};
+use libbpf_rs::{Link, OpenObject};
 
 use super::bpf_common::{c_str, explain, from_bytes};
 use super::kallsyms;
@@ -23,9 +23,13 @@ use crate::model::contention::{
 
 #[path = "contention_futex.rs"]
 mod futex_totals;
+#[path = "contention_hooks.rs"]
+mod hooks;
 #[path = "contention_stacks.rs"]
 mod stacks;
 use futex_totals::{Counts, Entry, FutexTotals};
+pub use hooks::FutexHooks;
+use hooks::FutexLinks;
 use stacks::stack_ips;
 
 mod skel {
@@ -41,11 +45,10 @@ const TOP_STACKS: usize = 8;
 pub struct ContentionCollector {
     skel: ContentionSkel<'static>,
     _links: Vec<Link>,
+    /// The futex programs' links and which ones run.
+    futex: FutexLinks,
     /// Probe groups that could not attach, with why.
     pub problems: Vec<String>,
-    futex_ok: bool,
-    /// Every futex call is hooked (FutexHooks::Calls): calls, EAGAINs, wake calls.
-    futex_calls_ok: bool,
     locks_ok: bool,
     mmap_ok: bool,
     syms: Symbolizer,
@@ -109,7 +112,8 @@ impl Drop for ContentionCollector {
     /// 6.18). The kernel serialises part of it, but dropping the ten futex links side by
     /// side still cut `ttop probe`'s exit from 0.94 to 0.61 s (raw_syscalls: 0.23 s).
     fn drop(&mut self) {
-        let links = std::mem::take(&mut self._links);
+        let mut links = std::mem::take(&mut self._links);
+        links.extend(self.futex.take_links());
         std::thread::scope(|s| {
             for l in links {
                 s.spawn(move || drop(l));
@@ -118,39 +122,26 @@ impl Drop for ContentionCollector {
     }
 }
 
-/// How futex waits are measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FutexHooks {
-    /// Not at all (--no-futex).
-    Off,
-    /// Waits that slept, from the scheduler's switch and wake-up (bpf/contention_sleep.h):
-    /// no syscall is hooked, so calls that do not sleep cost nothing and are not counted.
-    Sleeps,
-    /// Every futex call, from the futex syscalls' hooks (bpf/contention_futex.h): calls,
-    /// EAGAINs and wake calls too, at a cost per call (--futex-calls, -p, --comm).
-    Calls,
-}
-
 impl ContentionCollector {
     /// Open, load and attach, measuring futex waits as `futex` asks. A kernel that
     /// cannot load the scheduler-side futex programs (no BTF, before 5.15) gets the
     /// syscall hooks instead, with a problem saying so. Err is a one-line, user-facing
     /// reason.
-    pub fn load(futex: FutexHooks) -> Result<Self, String> {
+    pub fn load(futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
         if futex != FutexHooks::Sleeps {
-            return Self::load_with(futex);
+            return Self::load_with(futex, false);
         }
         // TTOP_FUTEX_NO_SLEEPS=1 takes the fallback as such a kernel would (for tests).
-        let why = match Self::load_with(futex) {
+        let why = match Self::load_with(futex, on_demand) {
             _ if std::env::var_os("TTOP_FUTEX_NO_SLEEPS").is_some() => {
                 "TTOP_FUTEX_NO_SLEEPS is set".to_string()
             }
-            Ok(c) if c.futex_ok => return Ok(c),
+            Ok(c) if c.futex.mode == FutexHooks::Sleeps => return Ok(c),
             // Loaded, but the two scheduler programs did not attach: the problem says why.
             Ok(c) => c.problems.join("; "),
             Err(why) => why,
         };
-        let mut c = Self::load_with(FutexHooks::Calls)?;
+        let mut c = Self::load_with(FutexHooks::Calls, false)?;
         c.problems.push(format!(
             "futex waits counted from the futex syscalls' hooks (a cost per call): the \
              scheduler-side futex probes did not run: {why}"
@@ -158,7 +149,9 @@ impl ContentionCollector {
         Ok(c)
     }
 
-    fn load_with(futex: FutexHooks) -> Result<Self, String> {
+    /// `on_demand`: with FutexHooks::Sleeps, load the per-call programs too, for
+    /// `set_futex_calls` (the dashboard's futex view).
+    fn load_with(futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
         let no_futex = futex == FutexHooks::Off;
         let sleeps = futex == FutexHooks::Sleeps;
         // Leaked once per process, as in SchedCollector::load.
@@ -202,103 +195,49 @@ impl ContentionCollector {
         // raw_syscalls, which every syscall on the machine pays for. Only the pair in
         // use is loaded.
         // With --no-futex none of the futex programs is loaded (nor tracefs mounted).
-        let futex_tps = if no_futex || sleeps {
-            Err("not hooked".to_string())
-        } else {
+        let per_call = futex == FutexHooks::Calls || (sleeps && on_demand);
+        let futex_tps = if per_call {
             futex_tracepoints()
+        } else {
+            Err("not hooked".to_string())
         };
-        let tp = futex_tps.is_ok();
         if no_futex {
             problems.push("futex view off (--no-futex): futex figures are not measured".into());
-        } else if sleeps {
-            // Not a problem: what the futex view's header says.
-        } else if let Err(why) = &futex_tps {
+        } else if let (true, Err(why)) = (per_call, &futex_tps) {
             problems.push(format!(
-                "futex probes hook every syscall (raw_syscalls, ~0.1 us each): {why}"
+                "futex probes hook every syscall (raw_syscalls, ~0.1 us each){}: {why}",
+                if sleeps {
+                    " while the futex view is open"
+                } else {
+                    ""
+                }
             ));
         }
-        let progs = &mut open.progs;
-        progs.ttop_futex_enter.set_autoload(tp);
-        progs.ttop_futex_exit.set_autoload(tp);
-        let calls = futex == FutexHooks::Calls;
-        progs.ttop_sys_enter.set_autoload(!tp && calls);
-        progs.ttop_sys_exit.set_autoload(!tp && calls);
-        progs.ttop_futex_thread_exit.set_autoload(calls);
-        progs.ttop_futex_switch.set_autoload(sleeps);
-        progs.ttop_futex_wakeup.set_autoload(sleeps);
+        let mut futex_links = FutexLinks::choose(&mut open, futex, on_demand, futex_tps);
         let skel = open
             .load()
             .map_err(|e| explain("eBPF contention probes: load", &e))?;
+        let futex_ok = match futex_links.attach(&skel, &mut problems) {
+            Ok(()) => !no_futex,
+            Err(e) => {
+                problems.push(e);
+                false
+            }
+        };
         let mut links = Vec::new();
-        // Attach a group of probes. A half-attached pair would only leave stale
-        // entries: all or nothing.
         let mut group = |what: &str, tries: Vec<(String, libbpf_rs::Result<Link>)>| -> bool {
-            let mut got = Vec::new();
-            for (name, r) in tries {
-                match r {
-                    Ok(l) => got.push(l),
-                    Err(e) => {
-                        problems.push(explain(&format!("{what} off: probe {name}"), &e));
-                        return false;
-                    }
+            match hooks::group(what, tries) {
+                Ok(l) => {
+                    links.extend(l);
+                    true
+                }
+                Err(e) => {
+                    problems.push(e);
+                    false
                 }
             }
-            links.extend(got);
-            true
         };
         let p = &skel.progs;
-        // A thread's futex calls not yet in the map (see pend_add in
-        // bpf/contention_futex.h) are added when it exits: without this hook they would
-        // be lost, so it belongs to the futex group.
-        let thread_exit = || {
-            (
-                "sched:sched_process_exit".to_string(),
-                p.ttop_futex_thread_exit.attach(),
-            )
-        };
-        let futex_ok = match &futex_tps {
-            _ if no_futex => false,
-            _ if sleeps => group(
-                "futex view",
-                vec![
-                    ("sched:sched_switch".into(), p.ttop_futex_switch.attach()),
-                    ("sched:sched_waking".into(), p.ttop_futex_wakeup.attach()),
-                ],
-            ),
-            Ok(names) => {
-                let pair = |n: &str| {
-                    let (enter, exit) = (format!("sys_enter_{n}"), format!("sys_exit_{n}"));
-                    let sys = || TracepointCategory::Syscalls;
-                    vec![
-                        (
-                            format!("syscalls:{exit}"),
-                            p.ttop_futex_exit.attach_tracepoint(sys(), &exit),
-                        ),
-                        (
-                            format!("syscalls:{enter}"),
-                            p.ttop_futex_enter.attach_tracepoint(sys(), &enter),
-                        ),
-                    ]
-                };
-                let mut tries = pair("futex");
-                tries.push(thread_exit());
-                let ok = group("futex view", tries);
-                if ok {
-                    for n in names.iter().filter(|n| **n != "futex") {
-                        group(&format!("{n} calls (futex2)"), pair(n));
-                    }
-                }
-                ok
-            }
-            Err(_) => group(
-                "futex view",
-                vec![
-                    ("raw_syscalls:sys_enter".into(), p.ttop_sys_enter.attach()),
-                    ("raw_syscalls:sys_exit".into(), p.ttop_sys_exit.attach()),
-                    thread_exit(),
-                ],
-            ),
-        };
         let locks_ok = group(
             "kernel lock view",
             vec![
@@ -341,9 +280,8 @@ impl ContentionCollector {
         let mut c = Self {
             skel,
             _links: links,
+            futex: futex_links,
             problems,
-            futex_ok,
-            futex_calls_ok: futex_ok && calls,
             locks_ok,
             mmap_ok,
             syms: Symbolizer::default(),
@@ -383,6 +321,26 @@ impl ContentionCollector {
 
     /// Read every map once; `mono_ns` is the sample time (CLOCK_MONOTONIC, as the
     /// programs' bpf_ktime_get_ns). Idle entries are deleted after they were reported.
+    /// Hook every futex call (`on`: the dashboard's futex view opened) or go back to
+    /// counting the waits that slept (it closed). Only when loaded for it (the
+    /// dashboard without --futex-calls, -p or --comm); a failure is a problems line and
+    /// leaves the previous programs attached (Err: the problems line).
+    pub fn set_futex_calls(&mut self, on: bool) -> Result<(), String> {
+        // State older than this is from before the switch (see calls_since_ns).
+        let now = crate::util::mono_ns();
+        let bss = self.bss();
+        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
+        unsafe {
+            if on {
+                std::ptr::write_volatile(&mut bss.calls_since_ns, now);
+            } else {
+                std::ptr::write_volatile(&mut bss.sleeps_since_ns, now);
+            }
+        }
+        // The futex2 syscalls' problems were said at start.
+        self.futex.switch(&self.skel, on, &mut Vec::new())
+    }
+
     pub fn read(&mut self, mono_ns: u64) -> ContentionSample {
         let gap = if self.last_read_ns == 0 {
             0
@@ -398,8 +356,8 @@ impl ContentionCollector {
         unsafe { std::ptr::write_volatile(&mut bss.clock_ns, mono_ns) };
         let max_of = |v: u64, g: u64| if g == tick_gen { v } else { 0 };
         let mut out = ContentionSample {
-            futex_ok: self.futex_ok,
-            futex_calls_ok: self.futex_calls_ok,
+            futex_ok: self.futex.mode != FutexHooks::Off,
+            futex_calls_ok: self.futex.calls_measured(),
             locks_ok: self.locks_ok,
             mmap_ok: self.mmap_ok,
             ..Default::default()

@@ -196,8 +196,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 if calls_ok {
                     format!("  futex calls/s: {}", top.join(", "))
                 } else {
+                    // Live, this view hooks every call from its next interval on; a
+                    // recording or --json without --futex-calls has none.
                     format!(
-                        "  slept/s: {} (calls not counted: --futex-calls)",
+                        "  slept/s: {} (calls not counted in this interval)",
                         top.join(", ")
                     )
                 },

@@ -1,0 +1,228 @@
+//! Which futex programs of the contention object run, and switching between them while
+//! ttop runs: by default the two scheduler programs count the waits that slept
+//! (bpf/contention_sleep.h); the dashboard's futex view, while it is open, has every
+//! futex call hooked (bpf/contention_futex.h) so that its call, EAGAIN and wake columns
+//! are measured; --futex-calls, -p and --comm hook every call from the start.
+
+use libbpf_rs::{Link, TracepointCategory};
+
+use super::skel::{ContentionSkel, OpenContentionSkel};
+use crate::collect::bpf_common::explain;
+
+/// How futex waits are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FutexHooks {
+    /// Not at all (--no-futex).
+    Off,
+    /// Waits that slept, from the scheduler's switch and wake-up (bpf/contention_sleep.h):
+    /// no syscall is hooked, so calls that do not sleep cost nothing and are not counted.
+    Sleeps,
+    /// Every futex call, from the futex syscalls' hooks (bpf/contention_futex.h): calls,
+    /// EAGAINs and wake calls too, at a cost per call (--futex-calls, -p, --comm).
+    Calls,
+}
+
+/// The futex programs' links, what they measure, and what switching needs.
+pub struct FutexLinks {
+    /// What is attached now (Off: nothing, or the attach failed).
+    pub mode: FutexHooks,
+    /// The per-call programs were loaded beside the scheduler ones, so the futex view
+    /// can switch to them (the dashboard).
+    on_demand: bool,
+    /// The futex syscalls with tracepoints, or why raw_syscalls must do.
+    tps: Result<Vec<&'static str>, String>,
+    links: Vec<Link>,
+    /// Reads since every call was hooked: the first one's interval was partly without.
+    calls_reads: u32,
+}
+
+impl FutexLinks {
+    /// Choose which futex programs `open` loads for `mode` (with `on_demand`, the
+    /// per-call ones too when the scheduler ones run). `tps` is `futex_tracepoints()`'s
+    /// answer, asked only when per-call programs may be loaded.
+    pub fn choose(
+        open: &mut OpenContentionSkel<'_>,
+        mode: FutexHooks,
+        on_demand: bool,
+        tps: Result<Vec<&'static str>, String>,
+    ) -> Self {
+        let sleeps = mode == FutexHooks::Sleeps;
+        let calls = mode == FutexHooks::Calls || (sleeps && on_demand);
+        let tp = calls && tps.is_ok();
+        let p = &mut open.progs;
+        p.ttop_futex_enter.set_autoload(tp);
+        p.ttop_futex_exit.set_autoload(tp);
+        p.ttop_sys_enter.set_autoload(calls && !tp);
+        p.ttop_sys_exit.set_autoload(calls && !tp);
+        p.ttop_futex_thread_exit.set_autoload(calls);
+        p.ttop_futex_switch.set_autoload(sleeps);
+        p.ttop_futex_wakeup.set_autoload(sleeps);
+        FutexLinks {
+            mode,
+            on_demand: sleeps && on_demand,
+            tps,
+            links: Vec::new(),
+            calls_reads: 0,
+        }
+    }
+
+    /// Attach the programs of `self.mode`; Err is the user-facing reason the futex view
+    /// is off. Problems of optional parts (the futex2 syscalls) go to `problems`.
+    pub fn attach(
+        &mut self,
+        skel: &ContentionSkel<'_>,
+        problems: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let r = match self.mode {
+            FutexHooks::Off => return Ok(()),
+            FutexHooks::Sleeps => attach_sleeps(skel),
+            FutexHooks::Calls => attach_calls(skel, &self.tps, problems),
+        };
+        match r {
+            Ok(l) => {
+                self.links = l;
+                self.calls_reads = 0;
+                Ok(())
+            }
+            Err(e) => {
+                self.mode = FutexHooks::Off;
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether this read's interval had every call hooked from its start; counts the read.
+    pub fn calls_measured(&mut self) -> bool {
+        if self.mode != FutexHooks::Calls {
+            return false;
+        }
+        self.calls_reads = self.calls_reads.saturating_add(1);
+        self.calls_reads >= 2 || !self.on_demand
+    }
+
+    /// Hook every call (`on`) or go back to the waits that slept, when the per-call
+    /// programs were loaded for it (`on_demand`). The old links go first (detaching
+    /// syscall tracepoints waits for the kernel's grace periods, ~0.4 s: the collector
+    /// thread's next sample is that late), so no wait is counted twice. `since_ns`
+    /// (CLOCK_MONOTONIC, before attaching) is written by the caller into the programs,
+    /// which ignore a wait or a sleep they saw start before it. Err: the reason, with
+    /// the previous programs attached again.
+    pub fn switch(
+        &mut self,
+        skel: &ContentionSkel<'_>,
+        on: bool,
+        problems: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let want = if on {
+            FutexHooks::Calls
+        } else {
+            FutexHooks::Sleeps
+        };
+        if !self.on_demand || self.mode == want || self.mode == FutexHooks::Off {
+            return Ok(());
+        }
+        detach_all(std::mem::take(&mut self.links));
+        let was = self.mode;
+        self.mode = want;
+        if let Err(e) = self.attach(skel, problems) {
+            self.mode = was;
+            let _ = self.attach(skel, problems);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The links, for the collector's parallel detach at exit.
+    pub fn take_links(&mut self) -> Vec<Link> {
+        std::mem::take(&mut self.links)
+    }
+}
+
+/// Drop `links` side by side: each syscall tracepoint's detach waits for grace periods.
+pub fn detach_all(links: Vec<Link>) {
+    std::thread::scope(|s| {
+        for l in links {
+            s.spawn(move || drop(l));
+        }
+    });
+}
+
+/// Attach a group of probes, all or nothing (a half-attached pair would only leave
+/// stale entries). Err names the first probe that failed.
+pub fn group(
+    what: &str,
+    tries: Vec<(String, libbpf_rs::Result<Link>)>,
+) -> Result<Vec<Link>, String> {
+    let mut got = Vec::new();
+    for (name, r) in tries {
+        match r {
+            Ok(l) => got.push(l),
+            Err(e) => return Err(explain(&format!("{what} off: probe {name}"), &e)),
+        }
+    }
+    Ok(got)
+}
+
+fn attach_sleeps(skel: &ContentionSkel<'_>) -> Result<Vec<Link>, String> {
+    let p = &skel.progs;
+    group(
+        "futex view",
+        vec![
+            ("sched:sched_switch".into(), p.ttop_futex_switch.attach()),
+            ("sched:sched_waking".into(), p.ttop_futex_wakeup.attach()),
+        ],
+    )
+}
+
+fn attach_calls(
+    skel: &ContentionSkel<'_>,
+    tps: &Result<Vec<&'static str>, String>,
+    problems: &mut Vec<String>,
+) -> Result<Vec<Link>, String> {
+    let p = &skel.progs;
+    // A thread's futex calls not yet in the map (see pend_add in
+    // bpf/contention_futex.h) are added when it exits: without this hook they would be
+    // lost, so it belongs to the futex group.
+    let thread_exit = || {
+        (
+            "sched:sched_process_exit".to_string(),
+            p.ttop_futex_thread_exit.attach(),
+        )
+    };
+    match tps {
+        Ok(names) => {
+            let pair = |n: &str| {
+                let (enter, exit) = (format!("sys_enter_{n}"), format!("sys_exit_{n}"));
+                let sys = || TracepointCategory::Syscalls;
+                vec![
+                    (
+                        format!("syscalls:{exit}"),
+                        p.ttop_futex_exit.attach_tracepoint(sys(), &exit),
+                    ),
+                    (
+                        format!("syscalls:{enter}"),
+                        p.ttop_futex_enter.attach_tracepoint(sys(), &enter),
+                    ),
+                ]
+            };
+            let mut tries = pair("futex");
+            tries.push(thread_exit());
+            let mut links = group("futex view", tries)?;
+            for n in names.iter().filter(|n| **n != "futex") {
+                match group(&format!("{n} calls (futex2)"), pair(n)) {
+                    Ok(l) => links.extend(l),
+                    Err(e) => problems.push(e),
+                }
+            }
+            Ok(links)
+        }
+        Err(_) => group(
+            "futex view",
+            vec![
+                ("raw_syscalls:sys_enter".into(), p.ttop_sys_enter.attach()),
+                ("raw_syscalls:sys_exit".into(), p.ttop_sys_exit.attach()),
+                thread_exit(),
+            ],
+        ),
+    }
+}
