@@ -163,9 +163,10 @@ pub struct ContentionFrame {
 pub struct ContentionMeasured {
     /// `futexes`, `futex_threads`, `procs[].futex_slept` / `futex_wait_ms`.
     pub futex: bool,
-    /// Every futex call was hooked: `calls`, `eagain`, `wakes` and
-    /// `procs[].futex_calls` are measured (--futex-calls, -p, --comm). false with
-    /// `futex` true: only waits that slept, from the scheduler; those are null.
+    /// Every futex call was hooked for the whole interval: `calls`, `eagain`, `wakes`
+    /// and `procs[].futex_calls` are measured (--futex-calls, -p, --comm, or the
+    /// dashboard's futex view open). false with `futex` true: only waits that slept,
+    /// from the scheduler; those are null.
     pub futex_calls: bool,
     /// `locks`.
     pub locks: bool,
