@@ -319,13 +319,16 @@ impl ContentionCollector {
             .expect(".bss is mmapped")
     }
 
-    /// Read every map once; `mono_ns` is the sample time (CLOCK_MONOTONIC, as the
-    /// programs' bpf_ktime_get_ns). Idle entries are deleted after they were reported.
     /// Hook every futex call (`on`: the dashboard's futex view opened) or go back to
     /// counting the waits that slept (it closed). Only when loaded for it (the
     /// dashboard without --futex-calls, -p or --comm); a failure is a problems line and
     /// leaves the previous programs attached (Err: the problems line).
     pub fn set_futex_calls(&mut self, on: bool) -> Result<(), String> {
+        // Nothing to do (not loaded for it, or already so): the marks below would make
+        // the programs drop the waits in flight.
+        if !self.futex.would_switch(on) {
+            return Ok(());
+        }
         // State older than this is from before the switch (see calls_since_ns).
         let now = crate::util::mono_ns();
         let bss = self.bss();
@@ -341,6 +344,8 @@ impl ContentionCollector {
         self.futex.switch(&self.skel, on, &mut Vec::new())
     }
 
+    /// Read every map once; `mono_ns` is the sample time (CLOCK_MONOTONIC, as the
+    /// programs' bpf_ktime_get_ns). Idle entries are deleted after they were reported.
     pub fn read(&mut self, mono_ns: u64) -> ContentionSample {
         let gap = if self.last_read_ns == 0 {
             0

@@ -113,14 +113,14 @@ impl FutexLinks {
         on: bool,
         problems: &mut Vec<String>,
     ) -> Result<(), String> {
+        if !self.would_switch(on) {
+            return Ok(());
+        }
         let want = if on {
             FutexHooks::Calls
         } else {
             FutexHooks::Sleeps
         };
-        if !self.on_demand || self.mode == want || self.mode == FutexHooks::Off {
-            return Ok(());
-        }
         detach_all(std::mem::take(&mut self.links));
         let was = self.mode;
         self.mode = want;
@@ -130,6 +130,13 @@ impl FutexLinks {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Whether `switch(on)` would change the programs: loaded for it, attached, and
+    /// not already so.
+    pub fn would_switch(&self, on: bool) -> bool {
+        let now_calls = self.mode == FutexHooks::Calls;
+        self.on_demand && self.mode != FutexHooks::Off && now_calls != on
     }
 
     /// The links, for the collector's parallel detach at exit.
@@ -224,5 +231,47 @@ fn attach_calls(
                 thread_exit(),
             ],
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links(mode: FutexHooks, on_demand: bool) -> FutexLinks {
+        FutexLinks {
+            mode,
+            on_demand,
+            tps: Err("test".into()),
+            links: Vec::new(),
+            calls_reads: 0,
+        }
+    }
+
+    /// Only the dashboard's loading switches, only to the other mode, never from off
+    /// (a switch writes marks that make the programs drop the waits in flight).
+    #[test]
+    fn switches_only_when_it_changes_something() {
+        let od = links(FutexHooks::Sleeps, true);
+        assert!(od.would_switch(true) && !od.would_switch(false));
+        let od = links(FutexHooks::Calls, true);
+        assert!(od.would_switch(false) && !od.would_switch(true));
+        // --futex-calls, -p, --json: loaded without the other programs.
+        assert!(!links(FutexHooks::Calls, false).would_switch(false));
+        assert!(!links(FutexHooks::Sleeps, false).would_switch(true));
+        assert!(!links(FutexHooks::Off, true).would_switch(true));
+    }
+
+    /// Calls count for an interval only when hooked from its start: after a switch, the
+    /// first read is partial; hooked from the start, every read counts.
+    #[test]
+    fn calls_are_measured_from_the_first_whole_interval() {
+        let mut l = links(FutexHooks::Calls, true);
+        assert!(!l.calls_measured());
+        assert!(l.calls_measured() && l.calls_measured());
+        let mut l = links(FutexHooks::Calls, false);
+        assert!(l.calls_measured());
+        let mut l = links(FutexHooks::Sleeps, true);
+        assert!(!l.calls_measured() && !l.calls_measured());
     }
 }

@@ -8,6 +8,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub mod screen;
+pub mod stream;
+pub mod watch;
 
 static KERNEL: Mutex<()> = Mutex::new(());
 
