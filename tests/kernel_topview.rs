@@ -185,6 +185,11 @@ fn running(frames: &[Value], key: &str) -> Vec<f64> {
 
 /// The medians of top's and ttop's running counts agree within 50% or 10 threads.
 fn assert_like_top(what: &str, r: &Run) -> (f64, f64) {
+    like_top(what, r).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// `assert_like_top`, Err saying how they differ.
+fn like_top(what: &str, r: &Run) -> Result<(f64, f64), String> {
     let top: Vec<f64> = r.top.iter().map(|f| f.running).collect();
     let ours = running(&r.ttop, "scan_running");
     let truth = running(&r.ttop, "true_avg");
@@ -204,11 +209,12 @@ fn assert_like_top(what: &str, r: &Run) -> (f64, f64) {
     assert!(ours.len() >= 3, "{what}: only {} ttop frames", ours.len());
     let (mt, mo) = (median(&top), median(&ours));
     let tol = (0.5 * mt).max(10.0);
-    assert!(
-        (mo - mt).abs() <= tol,
-        "{what}: ttop's top view (median {mo}) is not top's (median {mt}) within {tol}"
-    );
-    (mt, mo)
+    if (mo - mt).abs() > tol {
+        return Err(format!(
+            "{what}: ttop's top view (median {mo}) is not top's (median {mt}) within {tol}"
+        ));
+    }
+    Ok((mt, mo))
 }
 
 fn undercounts(frames: &[Value]) -> usize {
@@ -228,8 +234,20 @@ fn top_view_undercounts_churn_as_top_does() {
     }
     let _g = kernel_lock();
     let secs = CHURN_S.to_string();
-    let r = side_by_side("creators", &["120", &secs, "1000", "0"], CHURN_S);
-    let (top_med, ours_med) = assert_like_top("churn", &r);
+    let run = || side_by_side("creators", &["120", &secs, "1000", "0"], CHURN_S);
+    let mut r = run();
+    // Starved, top gets few frames out and its count is bimodal (now and then a scan
+    // fits in one slice and sees most threads): CI once had top's median at 13.5 from six
+    // frames, one of them 118, against ttop's 3 (by hand, five runs: top 6-8.5, ttop
+    // 3-4.5). One more run before judging.
+    let (top_med, ours_med) = match like_top("churn", &r) {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("run 1: {why}; running the experiment once more");
+            r = run();
+            assert_like_top("churn", &r)
+        }
+    };
     let truth = median(&running(&r.ttop, "true_avg"));
     assert!(truth > 80.0, "churn: true_avg median {truth} (120 pairs)");
     // top undercounts here, and so the line fires on most of ttop's frames.
