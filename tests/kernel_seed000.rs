@@ -62,9 +62,7 @@ fn seed_000_stack_cache_waiters_are_named_in_the_futex_view() {
     if !require_root("seed_000_stack_cache_waiters_are_named_in_the_futex_view") {
         return;
     }
-    if !glibc_debug_installed() {
-        assert!(!is_ci(), "CI installs libc6-dbg (.ci/deps)");
-        eprintln!("skipped: no debug file for this glibc (apt-get install libc6-dbg)");
+    if !require_glibc_debug() {
         return;
     }
     let _g = kernel_lock();

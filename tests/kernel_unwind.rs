@@ -76,9 +76,7 @@ fn glibc_frames_are_named_from_its_debug_file() {
     if !require_root("glibc_frames_are_named_from_its_debug_file") {
         return;
     }
-    if !glibc_debug_installed() {
-        assert!(!is_ci(), "CI installs libc6-dbg (.ci/deps)");
-        eprintln!("skipped: no debug file for this glibc (apt-get install libc6-dbg)");
+    if !require_glibc_debug() {
         return;
     }
     let _g = kernel_lock();

@@ -6,6 +6,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::watch::pid_of;
 use common::*;
 
 /// One tmux server per session, on a socket of its own (`tmux -S`, removed on drop). With
@@ -316,13 +317,7 @@ fn o_switches_the_live_profile_to_off_cpu_time() {
     }
     let _g = kernel_lock();
     let mut w = spawn_workload("offcpu", &["30"]);
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(w.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let pid = parse_kv(&line)["pid"].clone();
+    let pid = pid_of(&mut w);
     let Some(t) = Tmux::start(&format!("{} -p {pid}", ttop_bin().display()), 160, 50) else {
         let _ = w.kill();
         let _ = w.wait();
@@ -364,13 +359,7 @@ fn the_futex_view_counts_calls_while_it_is_open() {
     let hooked = || syscall_links(ttop);
     assert_eq!(hooked(), 0, "futex syscalls hooked on the overview");
     let mut w = spawn_workload("ticker", &["30"]);
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(w.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let pid = parse_kv(&line)["pid"].clone();
+    let pid = pid_of(&mut w);
     t.keys(&["2"]);
     t.wait_for("Futexes:");
     let s = t.wait_for(&format!("futex calls/s: ticker({pid})"));

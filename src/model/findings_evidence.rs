@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::contention_frame::FutexFrame;
 use super::findings::Finding;
+use super::findings_rules::fig;
 use super::frame::Frame;
 
 /// What a rule cites besides its trigger: the words involved, their figures and the
@@ -74,4 +75,29 @@ pub fn stack_cache_word(fr: &Frame, pid: u32) -> Option<&FutexFrame> {
             })
         })
         .max_by_key(|w| w.contended)
+}
+
+/// thread_churn's evidence about `pid` in a frame of `secs`: glibc's stack-cache lock
+/// word its threads queue on (stack_cache_word), its waits per second and threads, and
+/// the summary's clause. None when no waiter stack shows it.
+pub fn stack_cache_evidence(fr: &Frame, pid: u32, secs: f64) -> Option<Evidence> {
+    let w = stack_cache_word(fr, pid)?;
+    let per_s = w.contended as f64 / secs;
+    let mut figures = fig(&[("stack_cache_waits_per_s", per_s)]);
+    let clause = match w.waiters {
+        Some(n) => {
+            figures.insert("stack_cache_threads", f64::from(n));
+            format!(
+                "; {n} of its threads queue on glibc's thread-stack cache lock ({per_s:.0} waits/s)"
+            )
+        }
+        None => {
+            format!("; its threads queue on glibc's thread-stack cache lock ({per_s:.0} waits/s)")
+        }
+    };
+    Some(Evidence {
+        addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
+        figures,
+        clause,
+    })
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::findings::{Finding, Severity};
-use super::findings_evidence::{Evidence, stack_cache_word};
+use super::findings_evidence::stack_cache_evidence;
 use super::frame::Frame;
 
 /// thread_churn: threads created per second by one process. A thread pool creates none
@@ -107,7 +107,7 @@ fn key(parts: &[u64]) -> u64 {
     })
 }
 
-fn fig(pairs: &[(&'static str, f64)]) -> BTreeMap<&'static str, f64> {
+pub(super) fn fig(pairs: &[(&'static str, f64)]) -> BTreeMap<&'static str, f64> {
     pairs
         .iter()
         .map(|&(k, v)| (k, (v * 100.0).round() / 100.0))
@@ -176,27 +176,7 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             ("tlb_shootdowns_per_s", tlb),
         ]);
         // Where its threads queue, when the waiters' stacks were named.
-        let evidence = stack_cache_word(fr, p.pid).map(|w| {
-            let per_s = w.contended as f64 / secs;
-            let mut figures = fig(&[("stack_cache_waits_per_s", per_s)]);
-            let clause = match w.waiters {
-                Some(n) => {
-                    figures.insert("stack_cache_threads", f64::from(n));
-                    format!(
-                        "; {n} of its threads queue on glibc's thread-stack cache lock \
-                         ({per_s:.0} waits/s)"
-                    )
-                }
-                None => format!(
-                    "; its threads queue on glibc's thread-stack cache lock ({per_s:.0} waits/s)"
-                ),
-            };
-            Evidence {
-                addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
-                figures,
-                clause,
-            }
-        });
+        let evidence = stack_cache_evidence(fr, p.pid, secs);
         let head = format!(
             "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU a scan \
              cannot see",

@@ -5,6 +5,8 @@ pub mod contention_frame;
 pub mod derive;
 pub mod findings;
 pub mod findings_evidence;
+#[cfg(test)]
+mod findings_evidence_tests;
 pub mod findings_rules;
 #[cfg(test)]
 mod findings_tests;
