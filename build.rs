@@ -27,19 +27,8 @@ fn main() {
         Ok("s390x") => "s390",
         _ => "x86",
     };
-    println!("cargo:rerun-if-changed=bpf/ttop.h");
-    println!("cargo:rerun-if-changed=bpf/vmlinux.h");
-    println!("cargo:rerun-if-changed=bpf/sched_dirty.h");
-    println!("cargo:rerun-if-changed=bpf/sched_latency.h");
-    println!("cargo:rerun-if-changed=bpf/lock_stacks.h");
-    for h in [
-        "contention.h",
-        "contention_futex.h",
-        "contention_mmap.h",
-        "contention_locks.h",
-    ] {
-        println!("cargo:rerun-if-changed=bpf/{h}");
-    }
+    // Every header and program (a directory is watched whole, new files included).
+    println!("cargo:rerun-if-changed=bpf");
     let mut entries: Vec<_> = std::fs::read_dir("bpf")
         .expect("bpf/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -111,6 +111,17 @@ int BPF_PROG(ttop_futex_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/* Before 5.18: no prev_state argument (compat.h). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_futex_switch3, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	if (!preempt)
+		futex_sleep_begin(ctx, prev, task_state(prev));
+	futex_sleep_end(next);
+	return 0;
+}
+
 /* A futex sleeper woken by a thread inside a futex wake call (not by a timeout or a
  * signal): the wait was ended by a wake on a word. sched_waking runs in the waker's
  * context; sched_wakeup may run on the sleeper's CPU from its queue of remote wake-ups,

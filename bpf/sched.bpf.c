@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "compat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -95,6 +96,15 @@ __u64 procs_born;
 __s64 runq_total_max;
 __u64 runq_total_max_gen;
 
+/* Add v unless it is 0. Where the compiler can prove v is 0 it turns an atomic add
+ * into an atomic or (a no-op kept for ordering), which kernels before 5.12 reject:
+ * adding nothing is skipped instead. */
+static __always_inline void add_nz(__u64 *p, __u64 v)
+{
+	if (v)
+		__sync_fetch_and_add(p, v);
+}
+
 static __always_inline void drop(int which)
 {
 	if (which >= 0 && which < DROP__COUNT)
@@ -116,9 +126,13 @@ static __always_inline void runq_step(bool btf, struct cpu_stats *c, struct rq *
 		return;
 	nr = RD(btf, rq, nr_running);
 	if (nr != c->runq_last_nr) {
-		__s64 total = __sync_fetch_and_add(&runq_total, (__s64)nr - (__s64)c->runq_last_nr);
+		__s64 total;
 
-		total += (__s64)nr - (__s64)c->runq_last_nr;
+		/* No fetch-and-add (BPF atomics with fetch need 5.12): add, then read. The
+		 * sum read is a value the counter really held at that instant (every change
+		 * is one atomic add), a moment after this CPU's own change. */
+		__sync_fetch_and_add(&runq_total, (__s64)nr - (__s64)c->runq_last_nr);
+		total = *(volatile __s64 *)&runq_total;
 		/* Racy max: two CPUs raising it at once may lose one update by one. */
 		if (runq_total_max_gen != tick_gen) {
 			runq_total_max_gen = tick_gen;
@@ -393,14 +407,14 @@ static __always_inline void ghost_name(struct task_struct *task, __u32 tgid, __u
 	g = bpf_map_lookup_elem(&ghost_names, &k);
 	if (g) {
 		__sync_fetch_and_add(&g->count, 1);
-		__sync_fetch_and_add(&g->oncpu_ns, oncpu);
+		add_nz(&g->oncpu_ns, oncpu);
 	} else if (!bpf_map_update_elem(&ghost_names, &k, &one, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&inserts[TTOP_INS_GHOST_NAMES], 1);
 	} else {
 		g = bpf_map_lookup_elem(&ghost_names, &k);
 		if (g) {
 			__sync_fetch_and_add(&g->count, 1);
-			__sync_fetch_and_add(&g->oncpu_ns, oncpu);
+			add_nz(&g->oncpu_ns, oncpu);
 		} else {
 			drop(DROP_GHOST_NAMES);
 		}
@@ -431,11 +445,11 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 	}
 	if (p) {
 		__sync_fetch_and_add(&p->exited, 1);
-		__sync_fetch_and_add(&p->dead_oncpu_ns, oncpu);
-		__sync_fetch_and_add(&p->dead_runq_wait_ns, wait);
+		add_nz(&p->dead_oncpu_ns, oncpu);
+		add_nz(&p->dead_runq_wait_ns, wait);
 		if (t && t->birth_gen && t->birth_gen == scan_gen) {
 			__sync_fetch_and_add(&p->ghosts, 1);
-			__sync_fetch_and_add(&p->ghost_oncpu_ns, oncpu);
+			add_nz(&p->ghost_oncpu_ns, oncpu);
 			ghost_name(task, tgid, oncpu);
 		}
 		if (tid == tgid)
@@ -469,6 +483,15 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
 	on_switch(true, preempt, prev, next, prev_state);
+	return 0;
+}
+
+/* Before Linux 5.18 sched_switch has no prev_state argument (see compat.h). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_sched_switch3, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	on_switch(true, preempt, prev, next, switch_state(preempt, prev));
 	return 0;
 }
 

@@ -50,7 +50,7 @@ static __always_inline __u32 lat_slot(__u64 v)
 /* Single writer per entry: a CPU's own slot, or the thread switching in. A global
  * function (checked once, on its own): inlined, the slot's value range had to be
  * tracked precisely through its computation and every caller state stayed apart. */
-__noinline int lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
+static __noinline int lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
 {
 	if (!s)
 		return 0;
@@ -75,7 +75,7 @@ __noinline int lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
  * A global function: the verifier checks it once, on its own, instead of once for each
  * state sched_switch reaches it in (it was 13k of that program's 14k verified
  * instructions). Returns 0; t may be NULL (a global function's pointer argument). */
-__noinline int lat_account(__u32 tgid, __u32 tid, struct thread_stats *t, __u64 lat, __u64 now)
+static __noinline int lat_account(__u32 tgid, __u32 tid, struct thread_stats *t, __u64 lat, __u64 now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 slot = lat_slot(lat), slot1;

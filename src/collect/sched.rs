@@ -7,9 +7,13 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
-use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::bpf_common::{
+    LeftOut, autoload_off, c_str, explain, from_bytes, key_u32, load_degrading,
+};
 use super::dirty::{Dirty, DirtyTids};
+use super::kernel::KernelFacts;
 use super::map_read;
+use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
 
@@ -36,31 +40,37 @@ pub struct SchedCollector {
     walks: [map_read::Tracked; 4],
     /// Probes that could not attach, with why.
     pub problems: Vec<String>,
+    /// What they measure on this kernel, and through which hooks.
+    pub features: Vec<Feature>,
 }
 
 impl SchedCollector {
     /// Open, load and attach. Err is a one-line, user-facing reason.
-    pub fn load() -> Result<Self, String> {
+    pub fn load(facts: &KernelFacts) -> Result<Self, String> {
         let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())? as u32;
         // tp_btf programs read the kernel's structs with plain loads, raw_tp ones with a
-        // helper call per field; a kernel without tp_btf (before 5.5) gets the raw_tp
-        // copies of the same code.
+        // helper call per field; a kernel without BTF gets the raw_tp copies of the same
+        // code.
         // TTOP_SCHED_RAW_TP=1 loads the raw_tp copies here too (tests use it to check the
         // fallback on a kernel that has tp_btf).
-        let mut skel = match std::env::var_os("TTOP_SCHED_RAW_TP") {
-            Some(_) => Self::open_load(false)?,
-            None => match Self::open_load(true) {
-                Ok(s) => s,
-                Err(_) => Self::open_load(false)?,
-            },
-        };
+        let btf = facts.btf && std::env::var_os("TTOP_SCHED_RAW_TP").is_none();
+        let (mut skel, left_out) = Self::open_load(facts, btf)?;
         let mut links = Vec::new();
-        let mut problems = Vec::new();
+        let mut problems: Vec<String> = left_out
+            .iter()
+            .map(|l| {
+                format!(
+                    "probe {}: the kernel's verifier rejected it ({})",
+                    l.prog, l.why
+                )
+            })
+            .collect();
         let mut fds = Vec::new();
         let progs = &mut skel.progs;
-        let mut attach = |name: &str, pair: [&libbpf_rs::ProgramMut<'static>; 2]| {
-            // Only one of the pair was loaded.
-            let Some(p) = pair.into_iter().find(|p| p.autoload()) else {
+        let mut attach = |name: &str, pair: &[&libbpf_rs::ProgramMut<'static>]| {
+            // Only one of the set was loaded.
+            let Some(p) = pair.iter().find(|p| p.autoload()) else {
+                problems.push(format!("probe {name}: not loaded on this kernel"));
                 return;
             };
             match p.attach() {
@@ -73,40 +83,44 @@ impl SchedCollector {
         };
         attach(
             "sched_switch",
-            [&progs.ttop_sched_switch, &progs.ttop_raw_sched_switch],
+            &[
+                &progs.ttop_sched_switch,
+                &progs.ttop_sched_switch3,
+                &progs.ttop_raw_sched_switch,
+            ],
         );
         attach(
             "sched_wakeup",
-            [&progs.ttop_sched_wakeup, &progs.ttop_raw_sched_wakeup],
+            &[&progs.ttop_sched_wakeup, &progs.ttop_raw_sched_wakeup],
         );
         attach(
             "sched_wakeup_new",
-            [
+            &[
                 &progs.ttop_sched_wakeup_new,
                 &progs.ttop_raw_sched_wakeup_new,
             ],
         );
         attach(
             "sched_migrate_task",
-            [
+            &[
                 &progs.ttop_sched_migrate_task,
                 &progs.ttop_raw_sched_migrate_task,
             ],
         );
         attach(
             "task_newtask",
-            [&progs.ttop_task_newtask, &progs.ttop_raw_task_newtask],
+            &[&progs.ttop_task_newtask, &progs.ttop_raw_task_newtask],
         );
         attach(
             "sched_process_exit",
-            [
+            &[
                 &progs.ttop_sched_process_exit,
                 &progs.ttop_raw_sched_process_exit,
             ],
         );
         attach(
             "task_rename",
-            [&progs.ttop_task_rename, &progs.ttop_raw_task_rename],
+            &[&progs.ttop_task_rename, &progs.ttop_raw_task_rename],
         );
         // Skipping unchanged threads needs every event that can change one.
         let dirty = problems
@@ -127,6 +141,13 @@ impl SchedCollector {
                 .cloned()
                 .unwrap_or_else(|| "no probe attached".into()));
         }
+        let switch = if !btf {
+            "raw_tp/sched_switch"
+        } else if facts.tp_args("sched_switch") == Some(3) {
+            "tp_btf/sched_switch (3 arguments: state read from the task, before 5.18)"
+        } else {
+            "tp_btf/sched_switch"
+        };
         Ok(Self {
             skel,
             _links: links,
@@ -135,52 +156,102 @@ impl SchedCollector {
             misses: recursion_misses(&fds),
             progs: fds,
             walks: Default::default(),
+            features: Self::features(switch, &problems),
             problems,
         })
     }
 
-    /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies.
-    fn open_load(btf: bool) -> Result<SchedSkel<'static>, String> {
-        // The skeleton borrows its object for its whole life; the collector lives as long
-        // as the program, so the object is leaked on purpose (once per attempt).
-        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
-        let mut open = SchedSkelBuilder::default()
-            .open(obj)
-            .map_err(|e| explain("eBPF scheduler probes: open", &e))?;
-        let p = &mut open.progs;
-        for (tp_btf, raw) in [
-            (&mut p.ttop_sched_switch, &mut p.ttop_raw_sched_switch),
-            (&mut p.ttop_sched_wakeup, &mut p.ttop_raw_sched_wakeup),
-            (
-                &mut p.ttop_sched_wakeup_new,
-                &mut p.ttop_raw_sched_wakeup_new,
+    /// What the scheduler probes measure, given which of them attached.
+    fn features(switch: &str, problems: &[String]) -> Vec<Feature> {
+        let lacks = |p: &str| {
+            problems
+                .iter()
+                .any(|x| x.starts_with(&format!("probe {p}:")))
+        };
+        let why = |ps: &[&str]| {
+            let missing: Vec<&str> = ps.iter().copied().filter(|p| lacks(p)).collect();
+            format!("probe {} did not run", missing.join(", "))
+        };
+        let f = |id: &str, needs: &[&str], hook: String| {
+            if needs.iter().any(|p| lacks(p)) {
+                Feature::missing(id, why(needs))
+            } else {
+                Feature::measured(id, hook)
+            }
+        };
+        vec![
+            f(
+                "runnable",
+                &["sched_switch", "sched_wakeup", "sched_wakeup_new"],
+                format!("{switch}, sched_wakeup(_new)"),
             ),
-            (
-                &mut p.ttop_sched_migrate_task,
-                &mut p.ttop_raw_sched_migrate_task,
+            f("cpu_time", &["sched_switch"], switch.to_string()),
+            f(
+                "thread_churn",
+                &["task_newtask", "sched_process_exit"],
+                "task_newtask, sched_process_exit".into(),
             ),
-            (&mut p.ttop_task_newtask, &mut p.ttop_raw_task_newtask),
-            (
-                &mut p.ttop_sched_process_exit,
-                &mut p.ttop_raw_sched_process_exit,
+            f(
+                "sched_latency",
+                &["sched_switch", "sched_wakeup", "sched_wakeup_new"],
+                format!("{switch}, sched_wakeup(_new)"),
             ),
-            (&mut p.ttop_task_rename, &mut p.ttop_raw_task_rename),
-        ] {
-            tp_btf.set_autoload(btf);
-            raw.set_autoload(!btf);
-        }
+        ]
+    }
+
+    /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies, leaving
+    /// out what this kernel lacks: sched_switch without prev_state (before 5.18) gets the
+    /// 3-argument program; a program the verifier rejects anyway is left out alone.
+    fn open_load(
+        facts: &KernelFacts,
+        btf: bool,
+    ) -> Result<(SchedSkel<'static>, Vec<LeftOut>), String> {
+        let switch3 = facts.tp_args("sched_switch") == Some(3);
         // One byte per possible thread id; a kernel that cannot mmap an array gets
         // one-entry maps and no skipping.
         let can_map = super::dirty::kernel_can_map();
-        for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
-            let sized = match can_map {
-                true => m.set_max_entries(super::dirty::entries_for_pid_max()),
-                false => m.set_map_flags(0).and_then(|_| m.set_max_entries(1)),
-            };
-            sized.map_err(|e| explain("eBPF scheduler probes: dirty maps", &e))?;
-        }
-        open.load()
-            .map_err(|e| explain("eBPF scheduler probes: load", &e))
+        load_degrading("eBPF scheduler probes: load", 8, |off| {
+            // The skeleton borrows its object for its whole life; the collector lives as
+            // long as the program, so the object is leaked on purpose (once per attempt).
+            let obj: &'static mut MaybeUninit<OpenObject> =
+                Box::leak(Box::new(MaybeUninit::uninit()));
+            let mut open = SchedSkelBuilder::default().open(obj)?;
+            let p = &mut open.progs;
+            for (tp_btf, raw) in [
+                (&mut p.ttop_sched_wakeup, &mut p.ttop_raw_sched_wakeup),
+                (
+                    &mut p.ttop_sched_wakeup_new,
+                    &mut p.ttop_raw_sched_wakeup_new,
+                ),
+                (
+                    &mut p.ttop_sched_migrate_task,
+                    &mut p.ttop_raw_sched_migrate_task,
+                ),
+                (&mut p.ttop_task_newtask, &mut p.ttop_raw_task_newtask),
+                (
+                    &mut p.ttop_sched_process_exit,
+                    &mut p.ttop_raw_sched_process_exit,
+                ),
+                (&mut p.ttop_task_rename, &mut p.ttop_raw_task_rename),
+            ] {
+                tp_btf.set_autoload(btf);
+                raw.set_autoload(!btf);
+            }
+            p.ttop_sched_switch.set_autoload(btf && !switch3);
+            p.ttop_sched_switch3.set_autoload(btf && switch3);
+            p.ttop_raw_sched_switch.set_autoload(!btf);
+            for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
+                match can_map {
+                    true => m.set_max_entries(super::dirty::entries_for_pid_max())?,
+                    false => {
+                        m.set_map_flags(0)?;
+                        m.set_max_entries(1)?;
+                    }
+                }
+            }
+            autoload_off(open.open_object_mut(), off);
+            open.load()
+        })
     }
 
     /// Which threads the /proc scan must read again (None: read every thread). A

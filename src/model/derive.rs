@@ -195,6 +195,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         filter: cur.filter.as_ref().map(filter_label),
         ghost_groups: super::ghosts::ghost_groups(prev, cur),
         problems: cur.mode.problems.clone(),
+        features: cur.mode.features.clone(),
         host: sys.host.clone(),
         kernel: sys.kernel.clone(),
         ncpus: sys.ncpus,

@@ -275,11 +275,13 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         Mode {
             bpf: true,
             problems: vec![],
+            features: vec![],
         }
     } else {
         Mode {
             bpf: false,
             problems: vec!["eBPF off: not root and no CAP_BPF+CAP_PERFMON; run with sudo for the kernel's view".into()],
+            features: vec![],
         }
     };
     Sample {

@@ -21,6 +21,10 @@ pub struct Frame {
     pub filter: Option<String>,
     /// What is missing and how to fix it; empty when everything works.
     pub problems: Vec<String>,
+    /// What this kernel let ttop measure and how (Sample::mode's): the views say why a
+    /// figure is `-`. Not in the JSON frames (`ttop probe --json` prints it).
+    #[serde(skip)]
+    pub features: Vec<super::features::Feature>,
     pub host: String,
     pub kernel: String,
     pub ncpus: u32,

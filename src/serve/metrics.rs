@@ -175,12 +175,12 @@ pub fn render(f: &Frame, top: usize) -> String {
         o.one(
             "tlb_shootdowns_per_second",
             "Remote TLB flushes run (what /proc/interrupts TLB counts)",
-            per_s(t.shootdowns as f64),
+            t.shootdowns.and_then(|n| per_s(n as f64)),
         );
         o.one(
             "tlb_ipis_per_second",
             "TLB shootdown IPIs sent",
-            per_s(t.ipis as f64),
+            t.ipis.and_then(|n| per_s(n as f64)),
         );
     }
 
