@@ -390,6 +390,54 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     }
 }
 
+/// Fixture: the same host on Linux 6.1, which has no ipi:ipi_send_* nor csd:*
+/// tracepoints: shootdowns received and caused come from a kprobe on flush_tlb_func, IPIs
+/// sent are not measured (the kernel matrix found exactly this on Debian 12's kernel).
+pub fn fixture_6_1_into(s: &mut Sample, secs: u64) {
+    use super::features::{Feature, Status};
+    fixture_into(s, secs);
+    let irq = s.irq.as_mut().expect("fixture_into sets it");
+    irq.measured = IrqMeasured {
+        sent: false,
+        queued: false,
+        ..IrqMeasured::default()
+    };
+    for c in &mut irq.cpus {
+        c.sent = vec![0; 4];
+        c.tlb_requests = 0;
+    }
+    irq.senders.retain(|x| x.kind == KIND_TLB);
+    for x in &mut irq.senders {
+        x.ipis = 0;
+    }
+    s.mode.features = vec![
+        Feature::measured("ipi_received", "raw_tp/irq_vectors:*_entry"),
+        Feature::missing(
+            "ipi_sent",
+            "this kernel has no ipi:ipi_send_cpu tracepoint (added in Linux 6.3); IPIs received are counted per CPU",
+        ),
+        Feature::new(
+            "tlb_shootdowns",
+            Status::Fallback,
+            "kprobe/flush_tlb_func",
+            "this kernel has no csd:csd_function_entry tracepoint (added in Linux 6.3)",
+        ),
+        Feature::new(
+            "tlb_caused",
+            Status::Fallback,
+            "kprobe/flush_tlb_func",
+            "charged to the process whose address space is flushed (mm->owner)",
+        ),
+        Feature::measured("tlb_reasons", "raw_tp/tlb:tlb_flush"),
+    ];
+    s.mode.problems = s
+        .mode
+        .features
+        .iter()
+        .filter_map(Feature::problem)
+        .collect();
+}
+
 /// Fixture: seed 000's TiFlash host, `secs` seconds in (cumulative counters), for
 /// screen snapshots. tiflash (4242) frees thread stacks while its threads run on every
 /// CPU: thousands of TLB shootdowns a second.

@@ -10,6 +10,7 @@ use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
+use crate::model::features::{Feature, Status};
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     let mode = if fr.mode == "bpf" {
@@ -56,14 +57,53 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// Rows the banner needs (one per problem).
+/// The banner's lines: each problem as it is, except that what this kernel measures
+/// through an older hook or not at all (a sentence per figure in problems[]) is one line
+/// that says how many and where to read which (each view says its own under its table).
+fn banner(fr: &Frame) -> Vec<String> {
+    let kernel: Vec<&Feature> = fr
+        .features
+        .iter()
+        .filter(|f| f.problem().is_some())
+        .collect();
+    let is_kernel = |p: &String| kernel.iter().any(|f| f.problem().as_ref() == Some(p));
+    let mut lines: Vec<String> = fr
+        .problems
+        .iter()
+        .filter(|p| !is_kernel(p))
+        .cloned()
+        .collect();
+    let missing = kernel
+        .iter()
+        .filter(|f| f.status == Status::Missing)
+        .count();
+    let fallback = kernel.len() - missing;
+    if !kernel.is_empty() {
+        let mut parts = Vec::new();
+        if missing > 0 {
+            parts.push(format!(
+                "{missing} figure{} not measured",
+                if missing == 1 { "" } else { "s" }
+            ));
+        }
+        if fallback > 0 {
+            parts.push(format!("{fallback} by older hooks"));
+        }
+        lines.push(format!(
+            "this kernel: {} (ttop probe says why)",
+            parts.join(", ")
+        ));
+    }
+    lines
+}
+
+/// Rows the banner needs (one per line, at most 3).
 pub fn banner_lines(fr: &Frame, _width: u16) -> u16 {
-    fr.problems.len().min(3) as u16
+    banner(fr).len().min(3) as u16
 }
 
 pub fn render_banner(f: &mut TermFrame, area: Rect, fr: &Frame, th: &Theme) {
-    let lines: Vec<Line> = fr
-        .problems
+    let lines: Vec<Line> = banner(fr)
         .iter()
         .take(area.height as usize)
         .map(|p| Line::from(Span::styled(format!(" ! {}", fmt::inert(p)), th.warn)))

@@ -39,7 +39,7 @@ fn not_measured(fr: &Frame) -> Vec<String> {
         let what = features::label_of(&f.id);
         match f.status {
             Status::Fallback => format!("{what}: through {}", f.hook),
-            _ => format!("{what}: - (not measured: {})", f.note),
+            _ => format!("{what}: - not measured: {}", f.note),
         }
     })
     .collect()
@@ -67,7 +67,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     };
     let ncpu = fr.cpus.len() as u16;
     let notes = not_measured(fr);
-    let note_h = (notes.len() as u16).min(area.height.saturating_sub(8) / 3);
+    // Each note whole, wrapped: the reason is the point.
+    let w = usize::from(area.width.max(20) - 1);
+    let wanted: usize = notes.iter().map(|n| n.chars().count().div_ceil(w)).sum();
+    let note_h = (wanted as u16).min(area.height.saturating_sub(8) / 3);
     let cpu_h = (ncpu + 2)
         .min(area.height.saturating_sub(6 + note_h) / 2)
         .max(3);
@@ -85,7 +88,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 .iter()
                 .map(|n| Line::styled(format!(" {n}"), th.dim))
                 .collect::<Vec<_>>(),
-        ),
+        )
+        .wrap(ratatui::widgets::Wrap { trim: false }),
         footer,
     );
 

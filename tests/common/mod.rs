@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 pub mod screen;
 pub mod stream;
+pub mod vm;
 pub mod watch;
 
 static KERNEL: Mutex<()> = Mutex::new(());
