@@ -22,8 +22,9 @@ use super::lock_fns::{in_runtime_library, is_kernel_lock_fn, is_user_lock_fn, is
 use super::vma::{self, FileId, Found, Mapping};
 
 /// What is known of a process's mappings is dropped after this long (a library may be
-/// unmapped and another mapped in its place); without PROCMAP_QUERY it is the most
-/// often a process's maps text is read.
+/// unmapped and another mapped in its place). Without PROCMAP_QUERY the mappings read
+/// from the text are kept instead, and the text is read again only for an address none
+/// of them holds, and no sooner than this after the last read.
 const MAPS_TTL_NS: u64 = 30_000_000_000;
 /// A binary's symbol table is dropped when no stack named through it for this long. On a
 /// build machine every test binary, build script and compiler run is a new file whose
@@ -249,13 +250,16 @@ impl Symbolizer {
             whole: false,
         };
         let pm = self.maps.entry(pid).or_insert_with(fresh);
-        if now_ns.saturating_sub(pm.since_ns) >= MAPS_TTL_NS {
+        let stale = now_ns.saturating_sub(pm.since_ns) >= MAPS_TTL_NS;
+        // Mappings asked one at a time are cheap to ask again; read from the text they
+        // stay, and are replaced only by the next read.
+        if stale && !pm.whole {
             *pm = fresh();
         }
         if let Some(m) = vma::find(&pm.known, ip) {
             return Some(m.clone());
         }
-        if pm.whole {
+        if pm.whole && !stale {
             return None;
         }
         if !self.no_query {
@@ -273,8 +277,12 @@ impl Symbolizer {
                 Found::Unsupported => self.no_query = true,
             }
         }
+        // No PROCMAP_QUERY (before 6.11): the whole text, which takes the process's
+        // mmap_lock for reading while the kernel formats it.
         pm.known = vma::read_all(pid);
         pm.whole = true;
+        pm.since_ns = now_ns;
+        self.frames.maps_reads += 1;
         vma::find(&pm.known, ip).cloned()
     }
 
@@ -383,6 +391,36 @@ impl Symbolizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without PROCMAP_QUERY (before 6.11) the maps text, which takes the process's
+    /// mmap_lock (seed 002), is read only for an address no known mapping holds, and no
+    /// sooner than MAPS_TTL_NS after the last read; known mappings answer meanwhile.
+    #[test]
+    fn the_maps_text_is_read_only_for_an_unknown_address_and_seldom() {
+        let me = std::process::id();
+        let mut s = Symbolizer {
+            no_query: true,
+            ..Default::default()
+        };
+        let code = the_maps_text_is_read_only_for_an_unknown_address_and_seldom as *const () as u64;
+        let t0 = 1_000_000_000_000;
+        assert!(s.mapping(me, code, t0).is_some());
+        assert_eq!(s.frames.maps_reads, 1);
+        // Known, or nowhere: no read, however often asked.
+        for i in 0..100 {
+            assert!(s.mapping(me, code + 16, t0 + i).is_some());
+            assert!(s.mapping(me, 0x10, t0 + i).is_none());
+        }
+        assert_eq!(s.frames.maps_reads, 1);
+        // Past the TTL a known address still needs no read; an unknown one reads again.
+        let later = t0 + MAPS_TTL_NS + 1;
+        assert!(s.mapping(me, code, later).is_some());
+        assert_eq!(s.frames.maps_reads, 1);
+        assert!(s.mapping(me, 0x10, later).is_none());
+        assert_eq!(s.frames.maps_reads, 2);
+        assert!(s.mapping(me, 0x10, later + 1).is_none());
+        assert_eq!(s.frames.maps_reads, 2);
+    }
 
     /// Our own binary resolves one of our own functions.
     #[test]

@@ -189,6 +189,12 @@ pub struct UserFrames {
     /// still live; bounded by TTOP_USTACK_COPIES, 512). A level, not a count.
     #[serde(default)]
     pub copies_held: u64,
+    /// Whole /proc/PID/maps texts read to name user frames: only on kernels without
+    /// PROCMAP_QUERY (before 6.11), at most once per process every 30 s and only for an
+    /// address no mapping known yet holds. Each read takes the process's mmap_lock for
+    /// reading (seed 002).
+    #[serde(default)]
+    pub maps_reads: u64,
 }
 
 /// Everything the contention collector read in one tick.

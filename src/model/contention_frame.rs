@@ -499,6 +499,7 @@ fn user_frames(prev: Option<&ContentionSample>, cur: &ContentionSample) -> UserF
         kept_ns: delta(p.kept_ns, c.kept_ns),
         named_ns: delta(p.named_ns, c.named_ns),
         copies_held: c.copies_held,
+        maps_reads: delta(p.maps_reads, c.maps_reads),
     }
 }
 

@@ -118,7 +118,8 @@ pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
         .arg(k.dir.join("initrd.gz"))
         .args([
             "-append",
-            "console=ttyS0 panic=-1 quiet loglevel=3",
+            // Warnings and worse (a soft lockup, an RCU stall) reach the console.
+            "console=ttyS0 panic=-1 quiet loglevel=4",
             "-virtfs",
             "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             "-virtfs",
