@@ -134,13 +134,12 @@ fn log_mark() -> usize {
     THREAD_PUSHED.with(|c| c.get())
 }
 
-/// A program the kernel would not take, and the verifier's last words on it.
+/// A program the kernel would not take, and the verifier's last words on it (the whole
+/// log stays in libbpf's, which `ttop probe -v` prints).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftOut {
     pub prog: String,
     pub why: String,
-    /// The whole verifier log of the failed load (for `ttop probe -v`).
-    pub log: Vec<String>,
 }
 
 /// The program libbpf says failed to load, and the line of its log that says why.
@@ -207,7 +206,7 @@ pub fn load_degrading<S>(
                 let log = thread_log_since(mark);
                 match failed_program(&log) {
                     Some((prog, why)) if !off.contains(&prog) && left.len() < max_tries => {
-                        left.push(LeftOut { prog, why, log });
+                        left.push(LeftOut { prog, why });
                     }
                     _ => return Err(explain(what, &e)),
                 }

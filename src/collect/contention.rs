@@ -105,16 +105,16 @@ const TTOP_MAX_THREADS: u32 = 65536;
 /// Why this kernel cannot count futex waits from the scheduler (None: it can).
 fn sleeps_lack(f: &KernelFacts) -> Option<String> {
     if !f.btf {
-        return Some("needs the kernel's BTF (CONFIG_DEBUG_INFO_BTF)".into());
+        return Some("they need the kernel's BTF, CONFIG_DEBUG_INFO_BTF".into());
     }
     if !f.has_helper("task_pt_regs") {
-        return Some("needs bpf_task_pt_regs (Linux 5.15)".into());
+        return Some("they need bpf_task_pt_regs, Linux 5.15".into());
     }
     if !f.has_map_type("TASK_STORAGE") {
-        return Some("needs task storage (Linux 5.11)".into());
+        return Some("they need task storage, Linux 5.11".into());
     }
     if !f.has_tp("sched_waking") {
-        return Some("needs the sched_waking tracepoint".into());
+        return Some("they need the sched_waking tracepoint".into());
     }
     None
 }
@@ -282,8 +282,8 @@ impl ContentionCollector {
         };
         let mut c = Self::load_with(facts, FutexHooks::Calls, false)?;
         let note = format!(
-            "counted from the futex syscalls' hooks, a cost on every futex call: \
-             counting them from the scheduler {why}"
+            "counted from the futex syscalls' hooks, a cost on every futex call: the \
+             scheduler-side futex probes did not run ({why})"
         );
         if let Some(f) = c.features.iter_mut().find(|f| f.id == "futex_waits") {
             f.status = Status::Fallback;
