@@ -190,7 +190,7 @@ pub fn render(f: &Frame, top: usize) -> String {
         let key = |p: &crate::model::frame::ProcFrame| {
             (
                 p.threads_created.unwrap_or(0),
-                p.cpu_pct_true.unwrap_or(p.cpu_pct_scan),
+                p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0),
             )
         };
         let (ka, kb) = (key(a), key(b));
@@ -224,7 +224,7 @@ pub fn render(f: &Frame, top: usize) -> String {
     o.family(
         "process_cpu_scan_percent",
         "CPU% from /proc utime+stime (top's figure)",
-        procs.iter().map(|p| (pl(p), Some(p.cpu_pct_scan))),
+        procs.iter().map(|p| (pl(p), p.cpu_pct_scan.get())),
     );
 
     let c = &f.contention;
