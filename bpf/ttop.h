@@ -20,7 +20,8 @@
 #define TTOP_INS_PROCS 1
 #define TTOP_INS_LAT_THREADS 2
 #define TTOP_INS_GHOST_NAMES 3
-#define TTOP_INS_SCHED 4
+#define TTOP_INS_LAT_EXITS 4
+#define TTOP_INS_SCHED 5
 #define TTOP_INS_FUTEXES 0
 #define TTOP_INS_LOCKS 1
 #define TTOP_INS_MMAP_WAITS 2
@@ -337,8 +338,24 @@ struct lat_stats {
 	__u64 max_ts;                 /* ktime when that one got the CPU */
 	__u64 max_gen;
 	__u32 tgid;                   /* per-thread entries: the thread's process */
-	__u32 pad;
+	__u32 exited;                 /* per-thread entries: 1 once the thread has exited; user
+	                               * space deletes the entry after reading it */
+	char comm[16];                /* per-thread entries of exited threads: the name at exit */
 	__u32 slots[TTOP_LAT_SLOTS];  /* cumulative counts (wrap; user space diffs mod 2^32) */
+};
+
+/* The one latency of a thread that exited with it in its thread_stats entry (lat_state
+ * TTOP_LAT_ONE; hash keyed by tid), written at its exit, as that entry is deleted, and
+ * deleted by user space once read: the last interval of a thread must still be
+ * counted. (A thread with a lat_threads entry has it marked exited instead.) */
+#define TTOP_MAX_LAT_EXITS 16384
+struct lat_exit {
+	__u32 tgid;
+	__u32 pad;
+	__u64 lat1_ns;       /* as in thread_stats */
+	__u64 lat1_ts;
+	__u64 lat1_gen;
+	char comm[16];       /* the thread's name at exit */
 };
 
 /* ==== end interrupts and latency ==== */

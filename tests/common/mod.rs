@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub mod bpftrace;
 pub mod screen;
 pub mod stream;
 pub mod watch;
