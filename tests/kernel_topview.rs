@@ -31,16 +31,6 @@ fn wall_now() -> f64 {
         .as_secs_f64()
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// One procps top frame: its wall clock (whole seconds, from the "top - HH:MM:SS" line)
 /// and the "Threads: N total, R running" figures.
 #[derive(Debug)]
