@@ -126,18 +126,22 @@ pub struct ContentionDrops {
     pub futex_procs: u64,
     pub locks: u64,
     pub mmap: u64,
+    /// Waits counted whose stack could not be stored (its stack map's hash bucket held
+    /// another stack, or the map was full): shown under caller `?`. Only a name is
+    /// lost, no count: not part of `events_lost`.
     pub stacks: u64,
     pub lock_nest: u64,
 }
 
 impl ContentionDrops {
-    pub fn total(&self) -> u64 {
+    /// Events lost (their counts are missing from the figures): every drop but
+    /// `stacks`.
+    pub fn events_lost(&self) -> u64 {
         self.futexes
             + self.futex_threads
             + self.futex_procs
             + self.locks
             + self.mmap
-            + self.stacks
             + self.lock_nest
     }
 }

@@ -568,7 +568,7 @@ pub fn derive_contention(
 }
 
 /// The hook `derive` calls: fills the contention tables, the per-process futex columns,
-/// and adds the contention drops to the Frame's total.
+/// and adds the contention events lost to the Frame's total (`drops`).
 pub fn derive_into(
     frame: &mut super::frame::Frame,
     prev: Option<&super::Sample>,
@@ -581,7 +581,7 @@ pub fn derive_into(
         &cur.procs,
         &mut frame.procs,
     );
-    frame.drops += frame.contention.contention_drops.total();
+    frame.drops += frame.contention.contention_drops.events_lost();
 }
 
 #[path = "contention_mmap_frame.rs"]

@@ -573,18 +573,27 @@ fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
     }
 }
 
-fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
-    let c = &fr.contention.contention_drops;
-    // Missing user stacks only leave callers unnamed; every other drop loses counts. A
-    // latency sample dropped as stale is the echo of a skipped scheduler event (the wait
-    // it would have timed spans the missed switch): the same loss, not another one.
+/// Events lost in a frame, when enough were lost that figures on screen are floors:
+/// (events a full map or an untracked nesting dropped, skipped scheduler events). A
+/// stack that could not be stored is not counted: its wait is, under caller `?`
+/// (`drops` leaves it out). A latency sample dropped as stale is the echo of a skipped
+/// scheduler event (the wait it would have timed spans the missed switch): the same
+/// loss, not another one.
+pub fn lost(fr: &Frame) -> Option<(u64, u64)> {
+    if fr.mode != "bpf" {
+        return None;
+    }
     let d = &fr.drops_by_map;
     let gaps = d.sched_gaps.max(d.lat_stale);
-    let maps = fr.drops.saturating_sub(d.sched_gaps + d.lat_stale) + c.total() - c.stacks;
+    let maps = fr.drops.saturating_sub(d.sched_gaps + d.lat_stale);
     let secs = fr.interval_s.max(1e-3);
-    if maps == 0 && (gaps as f64) < lost_gaps_threshold(secs) {
+    (maps > 0 || gaps as f64 >= lost_gaps_threshold(secs)).then_some((maps, gaps))
+}
+
+fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
+    let Some((maps, gaps)) = lost(fr) else {
         return;
-    }
+    };
     let lost = maps + gaps;
     out.push(Finding {
         kind: "lost_data",

@@ -38,8 +38,12 @@ pub struct Frame {
     /// Per-thread rows (not part of the JSON output).
     #[serde(skip)]
     pub threads: Vec<ThreadFrame>,
-    /// Events lost this interval because a BPF map was full (all maps), plus
-    /// scheduler events the kernel never delivered (`drops_by_map.sched_gaps`).
+    /// Events lost this interval because a BPF map was full (all maps) or a lock wait
+    /// nested deeper than tracked, plus scheduler events the kernel never delivered
+    /// (`drops_by_map.sched_gaps`) and latency samples they made unknowable
+    /// (`lat_stale`). A stack that could not be stored loses a caller's name, not an
+    /// event: it is counted apart (`contention_drops.stacks`). The header shows this
+    /// figure, red when `lost_data` holds (a figure on screen is a floor).
     pub drops: u64,
     /// Events lost this interval, by map.
     pub drops_by_map: DropsFrame,
