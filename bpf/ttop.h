@@ -194,7 +194,8 @@ struct ttop_futex_stats {
 	__u64 woken;        /* sum of wake calls' return values (threads woken or requeued) */
 	__u64 last_ns;      /* ktime of the last call: idle entries are deleted by user space */
 	__u64 max_gen;      /* tick generation max_wait_ns belongs to (it is per interval) */
-	__s32 ustack;       /* user stack id of a recent contended wait (-1: none yet) */
+	__s32 ustack;       /* user stack id of a recent contended wait (-1: none yet; -2: the
+	                     * map refused it, tried again with the 64th wait) */
 	__u32 flags;        /* TTOP_FUTEX_* */
 };
 
@@ -246,8 +247,9 @@ struct ttop_mmap_stats {
 	__u32 waiter_tgid;  /* the waiter's process (holder row: the holder's) */
 	__u32 holder_tid;   /* a thread of the holder (the writer or the last reader) */
 	char comm[16];      /* comm of the thread this row is about (waiter, or holder) */
-	__s32 ustack;       /* its user stack (ustacks map; -1: none): the row's first wait or
-			     * contended hold, then one in 64 */
+	__s32 ustack;       /* its user stack (ustacks map; -1: none; -2: refused, tried again
+			     * with the 64th): the row's first wait or contended hold, then one
+			     * in 64 */
 	__u32 ustack_tid;   /* the thread whose registers and stack were copied with it for the
 			     * DWARF unwinder: ustack_copies key (tid, tgid, uaddr 0 for a wait,
 			     * 1 for a hold) */
