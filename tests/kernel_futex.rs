@@ -229,18 +229,21 @@ fn futex_mutex_storm(args: &[&str], env: &[(&str, &str)]) {
         "the workload hardly contended ({slept} sleeps): no test"
     );
     if !calls_hooked {
+        // Each sleep is seen when the waiter switches out and ends when it switches in:
+        // nothing is sampled, and the error seen is about 0.1% (a sleep that races the
+        // read at the interval's end, or a switch the kernel did not deliver). 2%.
         assert_within(
             "contended (FUTEX_WAIT calls that slept, from the scheduler)",
             contended as f64,
             slept,
-            0.05,
+            0.02,
         );
         // Every sleep of this mutex is ended by a FUTEX_WAKE of the unlocker.
         assert_within(
             "woken (sleepers a futex wake woke)",
             seen_woken as f64,
             slept,
-            0.05,
+            0.02,
         );
         assert!(
             callers.iter().any(|c| c.starts_with("hammer_lock")),
