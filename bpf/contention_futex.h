@@ -377,8 +377,9 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 	s->wait_ns += dur;
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	/* A user stack walk per contended wait is too much under a storm: take the first
-	 * one, then one in 64. */
-	if (!ustacks_off && (s->ustack < 0 || (s->contended & 63) == 0)) {
+	 * one, then one in 64. A stack the map refused (-2) waits for the next one in 64
+	 * too: retried at every wait, a full map cost a walk per wait. */
+	if (!ustacks_off && (s->ustack == -1 || (s->contended & 63) == 0)) {
 		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
 		if (sid >= 0) {
@@ -386,6 +387,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 			__sync_fetch_and_add(&ustack_stats[0], 1);
 			copy_ustack(pid_tgid >> 32, c->uaddr, 0, false);
 		} else if (s->ustack < 0) {
+			s->ustack = -2;
 			cdrop(CDROP_STACKS);
 		}
 		__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - now);

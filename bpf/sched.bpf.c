@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
+#define PF_EXITING 0x00000004 /* task_struct.flags: set in do_exit before sched_process_exit */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -170,6 +171,11 @@ static __always_inline struct thread_stats *thread_get(bool btf, struct task_str
 
 	if (t || !create || tid == 0)
 		return t;
+	/* An exiting thread may run again after sched_process_exit folded its entry
+	 * away: a new entry would outlive it (nothing deletes it) and count its last
+	 * switches as a new thread's. */
+	if (RD(btf, p, flags) & PF_EXITING)
+		return 0;
 	zero.tgid = RD(btf, p, tgid);
 	if (!wanted(zero.tgid))
 		return 0;
@@ -429,7 +435,6 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
 	struct proc_stats *p = proc_get(tgid);
 	__u64 oncpu = 0, wait = 0;
-	bool lat_entry = true; /* unknown without t: delete to be sure */
 
 	mark_dirty(tid);
 	mark_in(&dirty_tgids, tgid);
@@ -441,7 +446,6 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 			sum = t->sum_ns + (now - t->last_in);
 		oncpu = sum > t->base_ns ? sum - t->base_ns : 0;
 		wait = t->runq_wait_ns;
-		lat_entry = t->lat_state == TTOP_LAT_MAP;
 	}
 	if (p) {
 		__sync_fetch_and_add(&p->exited, 1);
@@ -455,10 +459,9 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 		if (tid == tgid)
 			BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
 	}
+	lat_exit(task, tgid, tid, t);
 	if (t)
 		bpf_map_delete_elem(&threads, &tid);
-	if (lat_entry)
-		bpf_map_delete_elem(&lat_threads, &tid);
 }
 
 /* The programs: tp_btf first (what user space loads when the kernel has it), then the

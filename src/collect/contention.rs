@@ -9,7 +9,7 @@ use foldhash::{HashMap, HashMapExt};
 use std::mem::MaybeUninit;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{Link, OpenObject};
+use libbpf_rs::{Link, MapCore, OpenObject};
 
 use super::bpf_common::{autoload_off, c_str, from_bytes, load_degrading};
 use super::kallsyms;
@@ -19,7 +19,7 @@ use super::symbols::Symbolizer;
 use super::tracefs;
 use super::unwind::DwarfUnwinder;
 use crate::model::contention::{
-    ContentionDrops, ContentionSample, KernelStacks, LockSample, MmapSample,
+    ContentionDrops, ContentionSample, KernelStacks, LockSample, MmapSample, StackMapFill,
 };
 use crate::model::features::{Feature, Status};
 
@@ -27,6 +27,8 @@ use crate::model::features::{Feature, Status};
 mod futex_totals;
 #[path = "contention_hooks.rs"]
 mod hooks;
+#[path = "stack_ids.rs"]
+mod stack_ids;
 #[path = "contention_stacks.rs"]
 mod stacks;
 use futex_totals::{Counts, Entry, FutexTotals};
@@ -77,7 +79,15 @@ pub struct ContentionCollector {
     futex_totals: FutexTotals,
     /// futexes, locks, mmap_waits (the TTOP_INS_* order).
     walks: [map_read::Tracked; 3],
+    /// The stack maps' ids, to free those no entry uses: kstacks, ustacks, mmap_ustacks.
+    stack_ids: [stack_ids::StackIds; 3],
+    /// Reads so far (the stack maps' keys are listed every STACK_KEYS_EVERY reads).
+    reads: u64,
 }
+
+/// Every this many reads the stack maps' keys are listed, so that ids stored by a
+/// program whose entry was never read are freed too (a few thousand syscalls at most).
+const STACK_KEYS_EVERY: u64 = 64;
 
 /// The futex syscalls with tracepoints of their own (syscalls:sys_enter_NAME and
 /// sys_exit_NAME); each one this kernel has is hooked.
@@ -481,6 +491,8 @@ impl ContentionCollector {
             mmap_tids: Vec::new(),
             futex_totals: FutexTotals::default(),
             walks: Default::default(),
+            stack_ids: Default::default(),
+            reads: 0,
         };
         let lock_tp = u32::from(locks_ok);
         let bss = c.bss();
@@ -530,6 +542,62 @@ impl ContentionCollector {
         self.futex.switch(&self.skel, on, &mut Vec::new())
     }
 
+    /// Make the kernel lock stacks' cache check its ids again before it answers.
+    fn bump_kstack_epoch(&mut self) {
+        let bss = self.bss();
+        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
+        unsafe {
+            std::ptr::write_volatile(&mut bss.kstack_epoch, bss.kstack_epoch.wrapping_add(1))
+        };
+    }
+
+    /// Frees the stack ids no entry has referred to for two reads (`live`: the ids the
+    /// entries kept at this read refer to, per map) and returns how full each map is.
+    fn free_stack_ids(&mut self, live: &[foldhash::HashSet<u32>; 3]) -> Vec<StackMapFill> {
+        self.reads += 1;
+        let list = self.reads % STACK_KEYS_EVERY == 1;
+        let mut fill = Vec::with_capacity(3);
+        let mut kernel_freed = false;
+        for (i, name) in ["kstacks", "ustacks", "mmap_ustacks"]
+            .into_iter()
+            .enumerate()
+        {
+            let maps = &self.skel.maps;
+            let map = [&maps.kstacks, &maps.ustacks, &maps.mmap_ustacks][i];
+            let ids = &mut self.stack_ids[i];
+            if list {
+                ids.listed(
+                    map.keys()
+                        .filter_map(|k| Some(u32::from_ne_bytes(k.try_into().ok()?))),
+                );
+            }
+            let free = ids.sweep(&live[i]);
+            for id in &free {
+                let _ = map.delete(&id.to_ne_bytes());
+            }
+            fill.push(StackMapFill {
+                map: name.to_string(),
+                held: ids.held(),
+                capacity: u64::from(map.max_entries()),
+                freed: ids.freed,
+            });
+            match i {
+                0 => {
+                    self.syms.forget_kernel(&free);
+                    kernel_freed = !free.is_empty();
+                }
+                1 => self.syms.forget_user(false, &free),
+                _ => self.syms.forget_user(true, &free),
+            }
+        }
+        // A cache entry that answered with a freed id between the read and the delete
+        // must check it again.
+        if kernel_freed {
+            self.bump_kstack_epoch();
+        }
+        fill
+    }
+
     /// Read every map once; `mono_ns` is the sample time (CLOCK_MONOTONIC, as the
     /// programs' bpf_ktime_get_ns). Idle entries are deleted after they were reported.
     pub fn read(&mut self, mono_ns: u64) -> ContentionSample {
@@ -554,6 +622,15 @@ impl ContentionCollector {
             ..Default::default()
         };
         let ins = self.bss().inserts;
+        // Kernel stack ids may be freed at this read: the lock stacks' cache checks its
+        // ids again before it answers (see stack_ids.rs).
+        if self.stack_ids[0].freeing_next() {
+            self.bump_kstack_epoch();
+        }
+        // The stack ids the entries kept at this read refer to: kstacks, ustacks,
+        // mmap_ustacks.
+        let mut live: [foldhash::HashSet<u32>; 3] = Default::default();
+        let [live_k, live_u, live_m] = &mut live;
         let maps = &self.skel.maps;
         let [w_futexes, w_locks, w_mmap] = &mut self.walks;
 
@@ -589,12 +666,17 @@ impl ContentionCollector {
             if s.last_ns.saturating_add(kernel_idle) < mono_ns {
                 stale.extend_from_slice(k);
                 totals.forget(key.tid, key.tgid, key.uaddr);
+            } else if s.ustack >= 0 {
+                live_u.insert(s.ustack as u32);
             }
         });
         map_read::delete_all(&maps.futexes, &stale);
         stale.clear();
         let t = totals.end_tick(mono_ns.saturating_sub(window));
         let futex_stacks = t.stacks;
+        // The words' stacks are named from these ids (maybe in a later tick, from the
+        // names cached by id): in use while the totals keep them.
+        live_u.extend(totals.stack_ids().filter(|&id| id >= 0).map(|id| id as u32));
         out.futexes = t.futexes;
         out.futex_threads = t.threads;
         out.futex_procs = t.procs;
@@ -628,6 +710,9 @@ impl ContentionCollector {
                 ..Default::default()
             });
             mmap_ids.push((s.ustack, s.ustack_tid));
+            if s.ustack >= 0 {
+                live_m.insert(s.ustack as u32);
+            }
         });
         map_read::delete_all(&maps.mmap_waits, &stale);
         stale.clear();
@@ -639,7 +724,11 @@ impl ContentionCollector {
                 stale.extend_from_slice(k);
                 return;
             }
-            // A stack id always names the same stack: read and name it once.
+            if key.kstack >= 0 {
+                live_k.insert(key.kstack as u32);
+            }
+            // A stack id names the same stack until it is freed (its name with it):
+            // read and name it once.
             let caller = match self.syms.kernel_cached(key.kstack) {
                 Some(c) => c.to_string(),
                 None => {
@@ -672,6 +761,7 @@ impl ContentionCollector {
         self.symbolise_mmap(&mut out.mmap, &mmap_ids, mono_ns);
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
         self.syms.frames.named_ns += t0.elapsed().as_nanos() as u64;
+        out.stack_maps = self.free_stack_ids(&live);
         out.user_frames = self.syms.frames;
 
         let bss = self.bss();

@@ -38,6 +38,9 @@ pub struct SchedCollector {
     misses: u64,
     /// threads, procs, lat_threads, ghost_names (the TTOP_INS_* order).
     walks: [map_read::Tracked; 4],
+    /// lat_exits records written by the time of the last read (TTOP_INS_LAT_EXITS): while
+    /// the count stands still, the map holds nothing new and is not walked.
+    lat_exits_seen: u64,
     /// Probes that could not attach, with why.
     pub problems: Vec<String>,
     /// What they measure on this kernel, and through which hooks.
@@ -157,6 +160,7 @@ impl SchedCollector {
             progs: fds,
             walks: Default::default(),
             features: Self::features(switch, &problems),
+            lat_exits_seen: 0,
             problems,
         })
     }
@@ -348,16 +352,8 @@ impl SchedCollector {
             let t: types::thread_stats = from_bytes(v);
             let tid = key_u32(k);
             if t.lat_state == TTOP_LAT_ONE {
-                let this_tick = t.lat1_gen == tick_gen;
-                lat1.push(LatStats {
-                    id: tid,
-                    tgid: t.tgid,
-                    count: 1,
-                    sum_ns: t.lat1_ns,
-                    max_ns: if this_tick { t.lat1_ns } else { 0 },
-                    max_ts: if this_tick { t.lat1_ts } else { 0 },
-                    slots: vec![(latency::slot_of(t.lat1_ns) as u16, 1)],
-                });
+                let one = [t.lat1_ns, t.lat1_ts, t.lat1_gen];
+                lat1.push(one_latency(tid, t.tgid, one, tick_gen));
             }
             let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
             // Still on a CPU: add the time since it switched in.
@@ -401,7 +397,13 @@ impl SchedCollector {
                 oncpu_ns: g.oncpu_ns,
             });
         });
-        out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]));
+        // Read now, not with the other counts above: a record written since then must
+        // be read in this walk, before the lat_threads entries that may have exited.
+        // SAFETY: as in begin_scan (a plain load of a counter BPF bumps atomically).
+        let now = unsafe { std::ptr::read_volatile(&self.bss().inserts[4]) };
+        let exits = (self.lat_exits_seen, now);
+        self.lat_exits_seen = now;
+        out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]), exits);
         self.walks[2] = w_lat;
         let bss = self.bss();
         out.drops = Drops {
@@ -435,10 +437,12 @@ impl SchedCollector {
         lat1: Vec<LatStats>,
         walk: &mut map_read::Tracked,
         inserts: Option<u64>,
+        exits: (u64, u64),
     ) -> LatencySample {
         let conv = |id: u32, s: &types::lat_stats| LatStats {
             id,
             tgid: s.tgid,
+            exited: s.exited != 0,
             count: s.count,
             sum_ns: s.sum_ns,
             max_ns: if s.max_gen == tick_gen { s.max_ns } else { 0 },
@@ -450,6 +454,11 @@ impl SchedCollector {
                 .filter(|(_, n)| **n != 0)
                 .map(|(i, n)| (i as u16, *n))
                 .collect(),
+            comm: if s.exited != 0 {
+                c_str(&s.comm.map(|c| c as u8))
+            } else {
+                String::new()
+            },
         };
         let maps = &self.skel.maps;
         let mut out = LatencySample::default();
@@ -458,13 +467,45 @@ impl SchedCollector {
                 out.cpus.push(conv(cpu, &from_bytes(&v)));
             }
         }
+        // Threads that exited since the last read: their one latency (the thread_stats
+        // entry that held it is gone) or the name of their lat_threads entry. Read, then
+        // deleted (only what was read: a record written meanwhile waits for next time).
+        let mut done: Vec<u8> = Vec::new();
+        let mut exited_one: Vec<LatStats> = Vec::new();
+        if exits.1 != exits.0 {
+            map_read::for_each(&maps.lat_exits, |k, v| {
+                let e: types::lat_exit = from_bytes(v);
+                exited_one.push(LatStats {
+                    exited: true,
+                    comm: c_str(&e.comm.map(|c| c as u8)),
+                    ..one_latency(
+                        key_u32(k),
+                        e.tgid,
+                        [e.lat1_ns, e.lat1_ts, e.lat1_gen],
+                        tick_gen,
+                    )
+                });
+                done.extend_from_slice(k);
+            });
+            map_read::delete_all(&maps.lat_exits, &done);
+            done.clear();
+        }
         walk.for_each(&maps.lat_threads, inserts, |k, v| {
-            out.threads.push(conv(key_u32(k), &from_bytes(v)));
+            let s = conv(key_u32(k), &from_bytes(v));
+            if s.exited {
+                // Its last counts are in this Sample: the entry can go.
+                done.extend_from_slice(k);
+            }
+            out.threads.push(s);
         });
-        if !lat1.is_empty() {
-            let have: foldhash::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
-            out.threads
-                .extend(lat1.into_iter().filter(|s| !have.contains(&s.id)));
+        map_read::delete_all(&maps.lat_threads, &done);
+        // A thread's entry in lat_threads has all its latencies; the others' one latency
+        // is in its exit record or, while it lives, its thread_stats entry.
+        let mut have: foldhash::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
+        for s in exited_one.into_iter().chain(lat1) {
+            if have.insert(s.id) {
+                out.threads.push(s);
+            }
         }
         out
     }
@@ -501,6 +542,22 @@ impl SchedCollector {
         for t in tgids {
             let _ = self.skel.maps.procs.delete(&t.to_ne_bytes());
         }
+    }
+}
+
+/// A thread's histogram holding its one latency `[ns, ktime it got the CPU, tick
+/// generation]` (thread_stats.lat1_*): its max belongs to the interval of `tick_gen` only.
+fn one_latency(tid: u32, tgid: u32, [ns, ts, generation]: [u64; 3], tick_gen: u64) -> LatStats {
+    let this_tick = generation == tick_gen;
+    LatStats {
+        id: tid,
+        tgid,
+        count: 1,
+        sum_ns: ns,
+        max_ns: if this_tick { ns } else { 0 },
+        max_ts: if this_tick { ts } else { 0 },
+        slots: vec![(latency::slot_of(ns) as u16, 1)],
+        ..Default::default()
     }
 }
 

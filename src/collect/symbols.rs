@@ -60,9 +60,11 @@ pub struct Symbolizer {
     names: Names,
     /// User frames named so far, and why the others were not.
     pub frames: crate::model::contention::UserFrames,
-    user: HashMap<(u32, i32), UserStack>,
-    /// The caller of each kernel stack id (stack ids are never reused for another stack:
-    /// the maps are created without BPF_F_REUSE_STACKID).
+    /// Named user stacks by (process, stack id, from the mmap_lock rows' map): the
+    /// futex rows' and the mmap_lock rows' stack maps number their stacks apart.
+    user: HashMap<(u32, i32, bool), UserStack>,
+    /// The caller of each kernel stack id (an id names one stack until user space frees
+    /// it, when `forget_kernel` drops its name: see collect/stack_ids.rs).
     kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,
@@ -129,7 +131,7 @@ impl Symbolizer {
     /// (caller, frames) of a user stack already named, without reading the stack again.
     pub fn user_cached(&self, pid: u32, id: i32) -> Option<(&str, &[String])> {
         self.user
-            .get(&(pid, id))
+            .get(&(pid, id, self.mm_rows))
             .map(|u| (u.caller.as_str(), u.frames.as_slice()))
     }
 
@@ -142,12 +144,12 @@ impl Symbolizer {
         ips: &[u64],
         now_ns: u64,
     ) -> (String, Vec<String>) {
-        if let Some(u) = self.user.get(&(pid, id)) {
+        if let Some(u) = self.user.get(&(pid, id, self.mm_rows)) {
             return (u.caller.clone(), u.frames.clone());
         }
         let (caller, frames) = self.name_user_ips(pid, ips, now_ns);
         self.user.insert(
-            (pid, id),
+            (pid, id, self.mm_rows),
             UserStack {
                 caller: caller.clone(),
                 frames: frames.clone(),
@@ -203,7 +205,7 @@ impl Symbolizer {
             .maps
             .keys()
             .copied()
-            .chain(self.user.keys().map(|(p, _)| *p))
+            .chain(self.user.keys().map(|(p, _, _)| *p))
             .collect();
         v.sort_unstable();
         v.dedup();
@@ -225,7 +227,24 @@ impl Symbolizer {
     /// Forget what belongs to processes that are gone.
     pub fn retain_pids(&mut self, live: impl Fn(u32) -> bool) {
         self.maps.retain(|p, _| live(*p));
-        self.user.retain(|(p, _), _| live(*p));
+        self.user.retain(|(p, _, _), _| live(*p));
+    }
+
+    /// Stack ids freed from their map (the mmap_lock rows' map, or the futex rows'):
+    /// the ids may name other stacks from now on.
+    pub fn forget_user(&mut self, mm_rows: bool, ids: &[u32]) {
+        if !ids.is_empty() {
+            let ids: foldhash::HashSet<i32> = ids.iter().map(|&i| i as i32).collect();
+            self.user
+                .retain(|&(_, id, mm), _| mm != mm_rows || !ids.contains(&id));
+        }
+    }
+
+    /// Kernel stack ids freed from their map.
+    pub fn forget_kernel(&mut self, ids: &[u32]) {
+        for id in ids {
+            self.kernel.remove(&(*id as i32));
+        }
     }
 
     /// The file mapping of `pid` that holds `ip` (for the unwinder), asked as for names.

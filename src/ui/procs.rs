@@ -106,7 +106,16 @@ const COLS: &[Col] = &[
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuScan),
-        value: |p, _| fmt::pct(p.cpu_pct_scan),
+        value: |p, _| p.cpu_pct_scan.get().map_or("-".into(), fmt::pct),
+    },
+    // What the threads' own counters add up to: TRUE% less this is what a per-thread
+    // scan misses (the X sort and the highlight).
+    Col {
+        title: "THRD%",
+        width: 6,
+        min_screen: 130,
+        sort: None,
+        value: |p, _| p.cpu_pct_scan_threads.get().map_or("-".into(), fmt::pct),
     },
     Col {
         title: "TRUE%",
@@ -267,10 +276,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
 
 /// How a process row is drawn: selected, the worst miss, any miss, exited, or plain.
 fn row_style(p: &ProcFrame, selected: bool, worst: f64, th: &Theme) -> Style {
-    let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
+    let missed = p.ghost_threads.unwrap_or(0) > 0 || p.miss() >= MISS_HIGHLIGHT;
     if selected {
         th.selected
-    } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
+    } else if missed && p.miss() >= worst && worst >= MISS_HIGHLIGHT {
         th.alert
     } else if missed {
         th.warn
@@ -368,10 +377,10 @@ mod tests {
                     };
                     cells.push(Cell::from(fmt::inert(&cmd)));
                 }
-                let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
+                let missed = p.ghost_threads.unwrap_or(0) > 0 || p.miss() >= MISS_HIGHLIGHT;
                 let style = if i == sel && win.total > 0 {
                     th.selected
-                } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
+                } else if missed && p.miss() >= worst && worst >= MISS_HIGHLIGHT {
                     th.alert
                 } else if missed {
                     th.warn
