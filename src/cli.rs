@@ -379,9 +379,13 @@ impl Cli {
                 comm,
                 profile_hz: profile,
                 profile_off_cpu: off_cpu,
-                no_futex,
-                futex_calls: futex_calls && !no_futex,
-                futex_on_demand: false,
+                futex: if no_futex {
+                    crate::collect::FutexChoice::Off
+                } else if futex_calls {
+                    crate::collect::FutexChoice::Calls
+                } else {
+                    crate::collect::FutexChoice::Sleeps
+                },
             },
         }
     }

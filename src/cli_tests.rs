@@ -2,6 +2,7 @@
 //! offers and how they merge into the settings.
 
 use super::*;
+use crate::collect::FutexChoice;
 
 #[test]
 fn intervals() {
@@ -83,14 +84,11 @@ fn flags_are_offered_where_they_mean_something() {
         &["ttop", "serve", "--no-futex"],
     ] {
         let cli = Cli::try_parse_from(args).unwrap();
-        assert!(cli.settings().cfg.no_futex, "{args:?}");
+        assert_eq!(cli.settings().cfg.futex, FutexChoice::Off, "{args:?}");
     }
-    assert!(
-        !Cli::try_parse_from(["ttop"])
-            .unwrap()
-            .settings()
-            .cfg
-            .no_futex
+    assert_eq!(
+        Cli::try_parse_from(["ttop"]).unwrap().settings().cfg.futex,
+        FutexChoice::Sleeps
     );
     // --rt for a profile, after the subcommand as before it.
     for args in [

@@ -73,9 +73,7 @@ fn skipped_threads_read_as_a_full_scan_does() {
         comm: None,
         profile_hz: None,
         profile_off_cpu: false,
-        no_futex: false,
-        futex_calls: false,
-        futex_on_demand: false,
+        futex: ttop::collect::FutexChoice::Sleeps,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let mut full = ProcScanner::new(Some(vec![pid]));
@@ -177,9 +175,7 @@ fn processes_started_between_samples_are_scanned() {
         comm: None,
         profile_hz: None,
         profile_off_cpu: false,
-        no_futex: false,
-        futex_calls: false,
-        futex_on_demand: false,
+        futex: ttop::collect::FutexChoice::Sleeps,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let has = |s: &ttop::model::sample::Sample, pid: u32| s.procs.iter().any(|p| p.pid == pid);
@@ -257,9 +253,7 @@ fn sleeping_processes_read_as_a_full_scan_does() {
         comm: None,
         profile_hz: None,
         profile_off_cpu: false,
-        no_futex: false,
-        futex_calls: false,
-        futex_on_demand: false,
+        futex: ttop::collect::FutexChoice::Sleeps,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let mut asleep: Vec<u32> = sleepers.iter().map(|s| s.id()).collect();

@@ -11,7 +11,7 @@ use super::App;
 use super::keymap::action_for;
 use super::term_input::{Input, TermInput};
 use crate::cli::Cli;
-use crate::collect::{Collector, Config, collector};
+use crate::collect::{Collector, Config, FutexChoice, collector};
 use crate::model::{Sample, derive};
 use crate::record::live::LiveRecorder;
 use crate::stop::Stop;
@@ -22,7 +22,10 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
     let sys = collector::system_info();
     // The futex view hooks every futex call while it is open.
     let collector = Collector::new(&Config {
-        futex_on_demand: true,
+        futex: match cfg.futex {
+            FutexChoice::Sleeps => FutexChoice::OnDemand,
+            other => other,
+        },
         ..cfg.clone()
     });
     let stop = Stop::on_signals()?;

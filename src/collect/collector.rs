@@ -31,29 +31,41 @@ pub struct Config {
     pub profile_hz: Option<u64>,
     /// Weight stacks by time off the CPU instead (--profile --off-cpu).
     pub profile_off_cpu: bool,
-    /// Do not hook the futex syscalls (--no-futex): the futex figures are not measured.
-    pub no_futex: bool,
-    /// Hook every futex call (--futex-calls): calls, EAGAINs and wake calls are counted,
-    /// at a cost per call. Without it (and without -p or --comm) only waits that slept
-    /// are, from the scheduler probes.
-    pub futex_calls: bool,
-    /// Load the per-call futex programs beside the scheduler ones so that
-    /// `Request::FutexCalls` can switch to them (the dashboard's futex view).
-    pub futex_on_demand: bool,
+    /// How futex waits are measured, as the user asked.
+    pub futex: FutexChoice,
+}
+
+/// The user's futex choice (the hooks then used: `Config::futex_hooks`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FutexChoice {
+    /// Waits that slept, from the scheduler probes, which a futex storm does not feel
+    /// (every call with -p or --comm: a person looking at one process wants its calls).
+    #[default]
+    Sleeps,
+    /// The same, with the per-call programs loaded beside them so that
+    /// `Request::FutexCalls` can hook every call while the dashboard's futex view is open.
+    OnDemand,
+    /// Every futex call hooked (--futex-calls): calls, EAGAINs and wake calls counted, at
+    /// a cost per call.
+    Calls,
+    /// Not measured at all (--no-futex).
+    Off,
 }
 
 impl Config {
-    /// How futex waits are measured: every call with --futex-calls or when watching
-    /// chosen processes (-p, --comm: a person looking at one process wants its calls),
-    /// else waits that slept, which a futex storm does not feel.
+    /// The futex hooks loaded and attached at start.
     pub fn futex_hooks(&self) -> FutexHooks {
-        if self.no_futex {
-            FutexHooks::Off
-        } else if self.futex_calls || self.pids.is_some() || self.comm.is_some() {
-            FutexHooks::Calls
-        } else {
-            FutexHooks::Sleeps
+        match self.futex {
+            FutexChoice::Off => FutexHooks::Off,
+            FutexChoice::Calls => FutexHooks::Calls,
+            _ if self.pids.is_some() || self.comm.is_some() => FutexHooks::Calls,
+            FutexChoice::Sleeps | FutexChoice::OnDemand => FutexHooks::Sleeps,
         }
+    }
+
+    /// Whether the per-call programs are loaded beside the scheduler ones.
+    pub fn futex_on_demand(&self) -> bool {
+        self.futex == FutexChoice::OnDemand
     }
 }
 
@@ -207,7 +219,7 @@ impl Collector {
         } else {
             bpf_common::capture_libbpf_log();
             bpf_common::raise_memlock();
-            let (s, i, c) = load_all(cfg.futex_hooks(), cfg.futex_on_demand);
+            let (s, i, c) = load_all(cfg.futex_hooks(), cfg.futex_on_demand());
             let mut found = Vec::new();
             for (r, ids) in [
                 (s.as_ref().map(|s| (&s.problems, &s.features)), SCHED_IDS),
@@ -383,7 +395,7 @@ impl Collector {
         let has_bpf = self.sched.is_some();
         let churning = has_bpf.then(|| self.churning.clone());
         let dirty = self.sched.as_mut().and_then(|s| s.dirty());
-        let paced = !self.interval.is_zero() && std::env::var_os("TTOP_UNPACED").is_none();
+        let paced = !self.interval.is_zero() && !super::overrides::overrides().unpaced;
         self.scanner.pace = paced.then(|| proc_scan::PaceSetup {
             ncpus: online_cpus(),
             others_per_cpu: self.others_per_cpu,

@@ -236,7 +236,7 @@ fn contention_features(
 fn futex_tracepoints() -> Result<Vec<&'static str>, String> {
     // TTOP_FUTEX_RAW_SYSCALLS=1 takes the fallback on a kernel that has the tracepoints
     // (tests use it to check the fallback's counts).
-    if std::env::var_os("TTOP_FUTEX_RAW_SYSCALLS").is_some() {
+    if super::overrides::overrides().futex_raw_syscalls {
         return Err("TTOP_FUTEX_RAW_SYSCALLS is set".into());
     }
     let root = tracefs::root()?;
@@ -278,7 +278,7 @@ impl ContentionCollector {
             return Self::load_with(facts, futex, false);
         }
         // TTOP_FUTEX_NO_SLEEPS=1 takes the fallback as such a kernel would (for tests).
-        let why = if std::env::var_os("TTOP_FUTEX_NO_SLEEPS").is_some() {
+        let why = if super::overrides::overrides().futex_no_sleeps {
             "TTOP_FUTEX_NO_SLEEPS is set".to_string()
         } else if let Some(lack) = sleeps_lack(facts) {
             lack
@@ -311,8 +311,8 @@ impl ContentionCollector {
         // Kernel text and the syscall entry, for the lock-stack fingerprints (see
         // bpf/lock_stacks.h). Without them every contention takes a full stack walk,
         // as TTOP_LOCK_STACK_CACHE=off asks (for comparisons).
-        let cache_off = std::env::var_os("TTOP_LOCK_STACK_CACHE").is_some_and(|v| v == "off");
-        let ustacks_off = std::env::var_os("TTOP_USTACKS").is_some_and(|v| v == "off");
+        let cache_off = super::overrides::overrides().lock_stack_cache_off;
+        let ustacks_off = super::overrides::overrides().ustacks_off;
         let ktext = if cache_off {
             None
         } else {
@@ -482,7 +482,7 @@ impl ContentionCollector {
             mmap_ok,
             syms: Symbolizer::default(),
             unwinder: DwarfUnwinder::new(),
-            no_dwarf: std::env::var_os("TTOP_NO_DWARF").is_some_and(|v| v == "1"),
+            no_dwarf: super::overrides::overrides().no_dwarf,
             dwarf_words: HashMap::new(),
             last_read_ns: 0,
             prev_contended: HashMap::new(),

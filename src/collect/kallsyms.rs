@@ -72,7 +72,7 @@ static SOURCE: OnceLock<Option<Source>> = OnceLock::new();
 fn source() -> Option<&'static Source> {
     SOURCE
         .get_or_init(|| {
-            let file = std::env::var_os("TTOP_KALLSYMS").is_some_and(|v| v == "file");
+            let file = super::overrides::overrides().kallsyms_file;
             if !file && let Ok(prog) = KsymProg::load() {
                 return Some(Source::Prog(Box::new(Mutex::new(ProgCache {
                     prog,

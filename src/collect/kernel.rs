@@ -204,10 +204,8 @@ impl KernelFacts {
     /// map types, fields or functions ("kprobes" for all kprobes), so that the
     /// fallbacks older kernels take are tested on this one too.
     pub fn hide_from_env(&mut self) {
-        if let Ok(v) = std::env::var("TTOP_KERNEL_HIDE") {
-            for w in v.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-                self.hide(w);
-            }
+        for w in &super::overrides::overrides().kernel_hide {
+            self.hide(w);
         }
     }
 }

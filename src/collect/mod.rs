@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod ksym_prog;
 pub mod lock_fns;
 pub mod map_read;
+pub mod overrides;
 pub mod perf_event;
 pub mod proc_files;
 pub mod proc_scan;
@@ -26,4 +27,4 @@ pub mod tracefs;
 pub mod unwind;
 pub mod vma;
 
-pub use collector::{Collector, Config};
+pub use collector::{Collector, Config, FutexChoice};

@@ -56,7 +56,7 @@ impl SchedCollector {
         // code.
         // TTOP_SCHED_RAW_TP=1 loads the raw_tp copies here too (tests use it to check the
         // fallback on a kernel that has tp_btf).
-        let btf = facts.btf && std::env::var_os("TTOP_SCHED_RAW_TP").is_none();
+        let btf = facts.btf && !super::overrides::overrides().sched_raw_tp;
         let (mut skel, left_out) = Self::open_load(facts, btf)?;
         let mut links = Vec::new();
         let mut problems: Vec<String> = left_out

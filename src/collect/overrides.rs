@@ -1,0 +1,126 @@
+//! The `TTOP_*` environment variables, read once at start into one value: each one takes a
+//! path an older kernel or a comparison needs on a kernel that has the modern one, so the
+//! tests and benchmarks can check it here. docs/env.md lists them in one table; the man
+//! page's ENVIRONMENT section too.
+
+use std::sync::OnceLock;
+
+/// What the environment asks of the collectors (all off by default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// TTOP_UNPACED (any value): the /proc scan reads at its own speed, not top's pace.
+    pub unpaced: bool,
+    /// TTOP_SCHED_RAW_TP (any value): the scheduler programs' raw_tp copies, as a kernel
+    /// without BTF loads.
+    pub sched_raw_tp: bool,
+    /// TTOP_FUTEX_RAW_SYSCALLS (any value): raw_syscalls instead of the futex syscalls'
+    /// own tracepoints when every futex call is hooked.
+    pub futex_raw_syscalls: bool,
+    /// TTOP_FUTEX_NO_SLEEPS (any value): every futex call hooked instead of the
+    /// scheduler-side counting, as a kernel before 5.15 gets.
+    pub futex_no_sleeps: bool,
+    /// TTOP_LOCK_STACK_CACHE=off: walk every kernel-lock contention's stack.
+    pub lock_stack_cache_off: bool,
+    /// TTOP_USTACKS=off: keep no futex or mmap_lock user stacks.
+    pub ustacks_off: bool,
+    /// TTOP_NO_DWARF=1: frame pointers only, no .eh_frame unwinding.
+    pub no_dwarf: bool,
+    /// TTOP_KALLSYMS=file: read /proc/kallsyms instead of asking the kernel.
+    pub kallsyms_file: bool,
+    /// TTOP_DETACH_INLINE=1: detach the probes in ttop's own process when quitting.
+    pub detach_inline: bool,
+    /// TTOP_KERNEL_HIDE=a,b,...: tracepoints, helpers, map types, fields or functions
+    /// ("kprobes" for all kprobes) to behave as if this kernel lacked.
+    pub kernel_hide: Vec<String>,
+}
+
+impl Overrides {
+    /// Parse them from `get` (the process environment, or a test's table).
+    pub fn from(get: impl Fn(&str) -> Option<String>) -> Self {
+        let set = |k: &str| get(k).is_some();
+        let is = |k: &str, v: &str| get(k).as_deref() == Some(v);
+        Self {
+            unpaced: set("TTOP_UNPACED"),
+            sched_raw_tp: set("TTOP_SCHED_RAW_TP"),
+            futex_raw_syscalls: set("TTOP_FUTEX_RAW_SYSCALLS"),
+            futex_no_sleeps: set("TTOP_FUTEX_NO_SLEEPS"),
+            lock_stack_cache_off: is("TTOP_LOCK_STACK_CACHE", "off"),
+            ustacks_off: is("TTOP_USTACKS", "off"),
+            no_dwarf: is("TTOP_NO_DWARF", "1"),
+            kallsyms_file: is("TTOP_KALLSYMS", "file"),
+            detach_inline: is("TTOP_DETACH_INLINE", "1"),
+            kernel_hide: get("TTOP_KERNEL_HIDE")
+                .unwrap_or_default()
+                .split(',')
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    /// The names it reads, for the documentation and the man page.
+    pub const NAMES: [&str; 10] = [
+        "TTOP_UNPACED",
+        "TTOP_SCHED_RAW_TP",
+        "TTOP_FUTEX_RAW_SYSCALLS",
+        "TTOP_FUTEX_NO_SLEEPS",
+        "TTOP_LOCK_STACK_CACHE",
+        "TTOP_USTACKS",
+        "TTOP_NO_DWARF",
+        "TTOP_KALLSYMS",
+        "TTOP_DETACH_INLINE",
+        "TTOP_KERNEL_HIDE",
+    ];
+}
+
+/// This process's, read on first use.
+pub fn overrides() -> &'static Overrides {
+    static O: OnceLock<Overrides> = OnceLock::new();
+    O.get_or_init(|| {
+        Overrides::from(|k| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_variable_is_read_as_documented() {
+        let env = [
+            ("TTOP_UNPACED", "0"),
+            ("TTOP_USTACKS", "on"),
+            ("TTOP_NO_DWARF", "1"),
+            ("TTOP_KERNEL_HIDE", " csd_queue_cpu, kprobes ,"),
+        ];
+        let o = Overrides::from(|k| {
+            env.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        });
+        // "set" variables take any value, even 0 (as docs/env.md says); the others
+        // only their one value.
+        assert!(o.unpaced && !o.ustacks_off && o.no_dwarf && !o.sched_raw_tp);
+        assert_eq!(o.kernel_hide, ["csd_queue_cpu", "kprobes"]);
+        assert_eq!(Overrides::from(|_| None), Overrides::default());
+    }
+
+    /// Every variable named here is documented in docs/env.md, and docs/env.md names no
+    /// TTOP_ variable that is not read here (beyond the benchmarks' own).
+    #[test]
+    fn docs_env_lists_exactly_these() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/env.md")).unwrap();
+        for n in Overrides::NAMES {
+            assert!(doc.contains(&format!("`{n}`")), "{n} is not in docs/env.md");
+        }
+        for w in doc.split('`').filter(|w| w.starts_with("TTOP_")) {
+            let name = w.split(['=', ' ']).next().unwrap();
+            assert!(
+                Overrides::NAMES.contains(&name) || name == "TTOP_BENCH_BEFORE",
+                "docs/env.md names {name}, which nothing reads"
+            );
+        }
+    }
+}
