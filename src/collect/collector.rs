@@ -450,7 +450,7 @@ impl Collector {
             self.last_churn = now;
         }
         // Map-ordered lists in key order: deterministic, and recordings stay small.
-        crate::record::canon::canonical_order(&mut sample);
+        sample.canonical_order();
         if let (Some(s), Some(b)) = (self.sched.as_ref(), sample.bpf.as_ref()) {
             // Processes gone from /proc have now been reported once: drop their entries.
             let scanned: foldhash::HashSet<u32> = sample.procs.iter().map(|p| p.pid).collect();

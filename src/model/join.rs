@@ -3,7 +3,7 @@
 //! threads, hash lookups at random addresses were most of a frame's derivation time.
 //! A `KeyMap` is a list sorted by key, searched onward from where the previous lookup
 //! ended: the scan and the collector's lists come in ascending pid/tid order (see
-//! `record::canon`), so lookups walk each list once, front to back. Any other order
+//! `model::canon`), so lookups walk each list once, front to back. Any other order
 //! still works (a binary search).
 
 use std::cell::Cell;
@@ -119,7 +119,7 @@ fn position<T>(e: &[T], k: impl Fn(&T) -> u32, cursor: usize, key: u32) -> usize
 
 /// Rows of a list found by a u32 key of theirs, like a `KeyMap` of references to
 /// them. When the list is already in strictly ascending key order (the collector's
-/// lists and `record::canon` give that), it is searched in place: no copy of 10,000
+/// lists and `model::canon` give that), it is searched in place: no copy of 10,000
 /// keys per lookup table per derive.
 pub struct Rows<'a, T, K: Fn(&T) -> u32> {
     rows: &'a [T],

@@ -1,5 +1,6 @@
 //! Data model: raw Samples (what a tick collected) and Frames (what the screen shows).
 
+pub mod canon;
 pub mod contention;
 pub mod contention_frame;
 pub mod derive;

@@ -7,7 +7,6 @@
 //! Samples are serialised JSON compressed with zstd; every KEYFRAME_EVERY-th stands
 //! alone, the others are compressed against the previous Sample's bytes.
 
-pub mod canon;
 pub mod codec;
 pub mod continuous;
 pub mod dump;

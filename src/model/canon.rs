@@ -4,9 +4,16 @@
 //! which made an idle machine's frames 5x bigger. Called by the collector, so live and
 //! replay see the same, deterministic Samples.
 
-use crate::model::Sample;
+use super::Sample;
 
-pub fn canonical_order(s: &mut Sample) {
+impl Sample {
+    /// Sort every list read out of a kernel hash map by its key (see the module).
+    pub fn canonical_order(&mut self) {
+        canonical_order(self);
+    }
+}
+
+fn canonical_order(s: &mut Sample) {
     if let Some(b) = s.bpf.as_mut() {
         // Keys unique within each list (a map's keys): an unstable sort gives the same
         // order, faster (10,000 threads and their latencies sorted every tick).
@@ -32,7 +39,6 @@ pub fn canonical_order(s: &mut Sample) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::model::fixtures::synthetic;
 
     #[test]
@@ -42,7 +48,7 @@ mod tests {
         b.threads.reverse();
         b.procs.reverse();
         let mut sorted = s.clone();
-        canonical_order(&mut sorted);
+        sorted.canonical_order();
         let tids: Vec<u32> = sorted
             .bpf
             .as_ref()
@@ -53,7 +59,7 @@ mod tests {
             .collect();
         assert!(tids.windows(2).all(|w| w[0] <= w[1]), "{tids:?}");
         let mut again = sorted.clone();
-        canonical_order(&mut again);
+        again.canonical_order();
         assert_eq!(again, sorted);
     }
 }
