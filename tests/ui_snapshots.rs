@@ -257,3 +257,18 @@ fn exited_process_keeps_its_last_figures() {
         "{text}"
     );
 }
+
+/// The footer lists as many keys as fit, and always `? help` (the way to the rest): on
+/// every view, at 80 and 40 columns.
+#[test]
+fn the_footer_keeps_help_on_narrow_screens() {
+    for &view in ttop::app::View::ALL {
+        let mut app = incident_app(true, 3);
+        app.handle(Action::GoTo(view));
+        for (w, h) in [(80, 24), (40, 12)] {
+            let (text, _) = screen(&app, w, h);
+            let last = text.lines().last().unwrap();
+            assert!(last.ends_with("? help"), "{view:?} at {w}x{h}: {last:?}");
+        }
+    }
+}
