@@ -110,8 +110,7 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             // One write per line: stdout's 1 KB line buffer cut an idle machine's
             // frame into 69 writes a tick.
             line.clear();
-            serde_json::to_writer(&mut line, &f)?;
-            line.push(b'\n');
+            ttop::record::dump::json_line(&f, &mut line)?;
             let mut out = stdout.lock();
             out.write_all(&line)?;
             out.flush()?;

@@ -250,12 +250,15 @@ fn exited_process_keeps_its_last_figures() {
         app.push_frame(derive(&sys, Some(&prev), &cur));
         prev = cur;
     }
-    assert!(app.exited.contains_key(&1817));
-    let (text, _) = screen(&app, 120, 30);
+    // Remembered with its last live row (the scan's figures too), not eBPF's row of
+    // the interval it exited in (tests/ui_app.rs follows it on screen).
+    let last = &app.exited[&1817].1;
     assert!(
-        text.contains("exited") && text.contains("last figures"),
-        "{text}"
+        !last.gone && last.rss_kb > 0 && last.cpu_pct_scan > 0.0,
+        "{last:?}"
     );
+    let (text, _) = screen(&app, 120, 30);
+    assert!(text.contains("exited this interval"), "{text}");
 }
 
 /// The footer lists as many keys as fit, and always `? help` (the way to the rest): on

@@ -33,6 +33,11 @@ impl Session {
         if let Some(f) = self.player.frame() {
             self.app.push_frame(f);
         }
+        if !continuous {
+            // A jump: the frame shown before is not this one's neighbour, so what it had
+            // and this one lacks did not exit.
+            self.app.exited.clear();
+        }
         self.refresh_bar();
     }
 

@@ -171,7 +171,6 @@ impl App {
         }
     }
 
-    /// Watched processes that vanished: keep their last row and when they went.
     /// Open the view showing the evidence of the marked finding, and mark the next.
     fn open_evidence(&mut self) {
         let Some(fr) = self.frame.as_ref() else {
@@ -192,16 +191,37 @@ impl App {
         self.finding_sel = (self.finding_sel + 1) % n;
     }
 
+    /// Watched processes that exited: remember each with its last live row (its last
+    /// measured figures) and when it went. Only a frame watching what `f` watches is
+    /// compared with `f`: when the filter changed, the rows it dropped were not watched
+    /// any more, they did not exit.
     fn remember_exits(&mut self, f: &Frame) {
-        let shown: Vec<&ProcFrame> = self.frame.iter().flat_map(|o| o.procs.iter()).collect();
-        for old in shown {
-            if !old.gone && !f.procs.iter().any(|p| p.pid == old.pid) {
-                self.exited.entry(old.pid).or_insert((f.t, old.clone()));
+        let Some(old) = self.newest().filter(|o| o.filter == f.filter) else {
+            return;
+        };
+        let now: foldhash::HashSet<u32> =
+            f.procs.iter().filter(|p| !p.gone).map(|p| p.pid).collect();
+        let mut went: Vec<(u32, ProcFrame)> = old
+            .procs
+            .iter()
+            .filter(|p| !p.gone && !now.contains(&p.pid))
+            .map(|p| (p.pid, p.clone()))
+            .collect();
+        // Gone during the interval: eBPF's row has only that interval's kernel figures
+        // (none of the scan's); its last live row, when there was one, is what it did.
+        for p in f.procs.iter().filter(|p| p.gone) {
+            if !went.iter().any(|(pid, _)| *pid == p.pid) {
+                went.push((p.pid, p.clone()));
             }
         }
-        for p in f.procs.iter().filter(|p| p.gone) {
-            self.exited.insert(p.pid, (f.t, p.clone()));
+        for (pid, row) in went {
+            self.exited.entry(pid).or_insert((f.t, row));
         }
+    }
+
+    /// The newest frame received (the one on screen, or the one held while paused).
+    fn newest(&self) -> Option<&Frame> {
+        self.latest.as_ref().or(self.frame.as_ref())
     }
 
     /// The text rows are narrowed by (the prompt while typing, else the filter in force).

@@ -29,6 +29,12 @@ struct Col {
     value: fn(&ProcFrame, f64) -> String,
 }
 
+/// A figure of the /proc scan: "-" for a process that was gone when /proc was scanned
+/// (the scan never read it this interval: not measured, not 0).
+fn scanned(p: &ProcFrame, v: impl FnOnce() -> String) -> String {
+    if p.gone { "-".to_string() } else { v() }
+}
+
 fn rate(v: Option<u64>, secs: f64) -> String {
     v.map_or("-".to_string(), |v| fmt::num(v as f64 / secs, 6))
 }
@@ -60,14 +66,14 @@ const COLS: &[Col] = &[
         width: 4,
         min_screen: 60,
         sort: Some(ProcSort::Threads),
-        value: |p, _| fmt::num(f64::from(p.threads_seen), 4),
+        value: |p, _| scanned(p, || fmt::num(f64::from(p.threads_seen), 4)),
     },
     Col {
         title: "R",
         width: 3,
         min_screen: 100,
         sort: None,
-        value: |p, _| p.running_seen.to_string(),
+        value: |p, _| scanned(p, || p.running_seen.to_string()),
     },
     Col {
         title: "NEW/s",
@@ -106,7 +112,7 @@ const COLS: &[Col] = &[
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuScan),
-        value: |p, _| fmt::pct(p.cpu_pct_scan),
+        value: |p, _| scanned(p, || fmt::pct(p.cpu_pct_scan)),
     },
     Col {
         title: "TRUE%",
@@ -130,7 +136,7 @@ const COLS: &[Col] = &[
         width: 6,
         min_screen: 120,
         sort: Some(ProcSort::Rss),
-        value: |p, _| fmt::kb(p.rss_kb),
+        value: |p, _| scanned(p, || fmt::kb(p.rss_kb)),
     },
 ];
 
@@ -152,7 +158,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, secs)).collect();
         if show_cmd {
             let cmd: std::borrow::Cow<str> = if p.gone {
-                format!("exited, last figures: {}", p.comm).into()
+                format!("exited this interval: {}", p.comm).into()
             } else if p.cmdline.is_empty() {
                 format!("[{}]", p.comm).into()
             } else {
@@ -360,7 +366,7 @@ mod tests {
                     .collect();
                 if show_cmd {
                     let cmd: std::borrow::Cow<str> = if p.gone {
-                        format!("exited, last figures: {}", p.comm).into()
+                        format!("exited this interval: {}", p.comm).into()
                     } else if p.cmdline.is_empty() {
                         format!("[{}]", p.comm).into()
                     } else {

@@ -1,0 +1,127 @@
+//! The dashboard's behaviour over several frames, as a person sees it: the App fed with
+//! fixture Samples and keys, the screen drawn on a fixed-size TestBackend.
+
+mod common;
+use common::screen::screen_text as screen;
+
+use ttop::app::{Action, App, View};
+use ttop::model::sample::{FilterSpec, Sample};
+use ttop::model::{derive, fixtures};
+
+/// The incident fixture at `secs`, watching only `pids` when given (as the collector
+/// narrows the scan to the filter's processes).
+fn sample(secs: u64, pids: Option<&[u32]>) -> Sample {
+    let mut s = fixtures::incident(secs, true);
+    if let Some(pids) = pids {
+        s.filter = Some(FilterSpec {
+            pids: pids.to_vec(),
+            matched: pids.to_vec(),
+            ..Default::default()
+        });
+        s.procs.retain(|p| pids.contains(&p.pid));
+    }
+    s
+}
+
+fn key(c: char) -> ratatui::crossterm::event::KeyEvent {
+    ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::Char(c))
+}
+
+/// Issue 34, defect 1: a filter typed in the UI narrows the table to its processes;
+/// the processes it leaves out are not listed as exited, and a watched process that
+/// really exits is marked, with its last live figures.
+#[test]
+fn a_ui_filter_marks_only_watched_processes_that_exit() {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    let mut prev = sample(0, None);
+    let mut push = |app: &mut App, cur: Sample| {
+        app.push_frame(derive(&sys, Some(&prev), &cur));
+        prev = cur;
+    };
+    for i in 1..=2 {
+        push(&mut app, sample(i, None));
+    }
+    app.handle(Action::Filter);
+    for c in "post".chars() {
+        app.prompt_key(&key(c));
+    }
+    app.prompt_key(&ratatui::crossterm::event::KeyEvent::from(
+        ratatui::crossterm::event::KeyCode::Enter,
+    ));
+    // The collector narrows the scan from the next Sample on.
+    for i in 3..=5 {
+        push(&mut app, sample(i, Some(&[1817])));
+    }
+    assert!(app.exited.is_empty(), "{:?}", app.exited.keys());
+    let text = screen(&app, 120, 30);
+    assert!(!text.contains("exited"), "{text}");
+    assert!(text.contains("Processes 1 "), "{text}");
+    // postgres exits: the next frame has eBPF's row for it, the one after none.
+    let mut gone = sample(6, Some(&[1817]));
+    gone.procs.clear();
+    push(&mut app, gone);
+    let mut after = sample(7, Some(&[1817]));
+    after.procs.clear();
+    push(&mut app, after);
+    assert_eq!(app.exited.keys().copied().collect::<Vec<_>>(), vec![1817]);
+    let text = screen(&app, 160, 30);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("1817 "))
+        .unwrap_or_else(|| panic!("no row for the exited process:\n{text}"));
+    // Its last live figures (as the frame before it exited showed them), not zeros.
+    for want in [
+        "postgres",
+        " X ",
+        "13.0",
+        "11.8",
+        "63M",
+        "exited",
+        "last figures",
+    ] {
+        assert!(row.contains(want), "{want:?} missing from {row:?}");
+    }
+}
+
+/// Issue 34, defect 2: the row of a process gone at the scan shows the scan's figures
+/// as not measured ("-"), not as 0, and no figure anywhere reads -0.0.
+#[test]
+fn a_gone_process_shows_no_scan_figures_and_nothing_reads_negative_zero() {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    let (a, mut b) = (sample(1, Some(&[1817])), sample(2, Some(&[1817])));
+    b.procs.clear();
+    app.push_frame(derive(&sys, Some(&a), &b));
+    let text = screen(&app, 160, 40);
+    let row = text.lines().find(|l| l.starts_with("1817 ")).unwrap();
+    // PID COMM S THR R NEW EXIT GHOST GHOST% SCAN% TRUE% RQWAIT RSS COMMAND
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cols[..5], ["1817", "postgres", "X", "-", "-"], "{row}");
+    assert_eq!(cols[9], "-", "SCAN%: {row}");
+    assert_eq!(cols[12], "-", "RSS: {row}");
+    assert_ne!(cols[10], "-", "TRUE% was measured: {row}");
+    // Every figure of every view at -0.0 or a hair below zero.
+    let f = app.frame.as_mut().unwrap();
+    f.runnable.true_avg = Some(-0.0);
+    f.runnable.undercount = None;
+    for c in &mut f.cpus {
+        (c.util, c.user, c.system, c.iowait) = (-0.0, -0.2, -1e-9, -0.0);
+        c.runq_avg = Some(-0.0);
+    }
+    for p in &mut f.procs {
+        p.cpu_pct_true = Some(-0.0);
+        p.cpu_pct_scan = -1e-12;
+        p.runq_wait_ms = Some(-0.0001);
+    }
+    for &view in View::ALL {
+        app.handle(Action::GoTo(view));
+        for (w, h) in [(80, 24), (160, 50)] {
+            let text = screen(&app, w, h);
+            assert!(
+                !text.contains("-0.0") && !text.contains(" -0 "),
+                "{view:?} {w}x{h}:\n{text}"
+            );
+        }
+    }
+}
