@@ -148,24 +148,30 @@ fn thread_view_160x50() {
     let mut app = incident_app(true, 3);
     // Per-thread figures from the latency and futex collectors.
     let f = app.frame.as_mut().unwrap();
+    let lat = |tid, max_us| ttop::model::latency::LatThreadRow {
+        tid,
+        pid: 4242,
+        max_us,
+        ..Default::default()
+    };
     f.latency = Some(ttop::model::latency::LatencyFrame {
-        threads: vec![ttop::model::latency::LatThreadRow {
-            tid: 4242,
-            pid: 4242,
-            max_us: 1830.0,
-            ..Default::default()
-        }],
+        threads: vec![lat(4242, 1830.0), lat(5289, 12_000.0), lat(5288, 51_400.0)],
         ..Default::default()
     });
-    f.contention.futex_threads = vec![ttop::model::contention_frame::FutexThreadFrame {
-        tid: 4242,
+    let fut = |tid, total_wait_ms| ttop::model::contention_frame::FutexThreadFrame {
+        tid,
         pid: 4242,
-        total_wait_ms: 412.0,
+        total_wait_ms,
         ..Default::default()
-    }];
+    };
+    f.contention.futex_threads = vec![fut(4242, 412.0), fut(5289, 12_500.0)];
     app.handle(Action::Open);
     let (text, _) = screen(&app, 160, 50);
-    assert!(text.contains("1830us") && text.contains("412ms"), "{text}");
+    // Durations in the unit that reads (issue 34, defect 3: "12kus" before).
+    for want in ["1.83ms", "12.00ms", "51.40ms", "412ms", "12.50s"] {
+        assert!(text.contains(want), "{want}:\n{text}");
+    }
+    assert!(!text.contains("kus") && !text.contains("kms"), "{text}");
     snap!("threads_160x50", text);
 }
 

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::fmt;
+use super::futexes::dur_us;
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
@@ -115,14 +116,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
                         .get()
                         .map_or("-".into(), |v| format!("{}ms", fmt::num(v / secs, 5))),
                 ),
-                Cell::from(
-                    lat.get(&t.tid)
-                        .map_or("-".into(), |v| format!("{}us", fmt::num(*v, 6))),
-                ),
-                Cell::from(
-                    fut.get(&t.tid)
-                        .map_or("-".into(), |v| format!("{}ms", fmt::num(*v, 6))),
-                ),
+                Cell::from(lat.get(&t.tid).map_or("-".into(), |v| dur_us(*v))),
+                Cell::from(fut.get(&t.tid).map_or("-".into(), |v| dur_us(v * 1e3))),
             ])
         })
         .collect();
