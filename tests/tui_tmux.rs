@@ -88,6 +88,22 @@ impl Tmux {
         }
     }
 
+    /// Wait until the screen no longer contains `what` (or fail with the screen).
+    fn wait_without(&self, what: &str) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if !s.contains(what) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(15),
+                "waited for {what:?} to go; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn pane_pid(&self) -> u32 {
         let out = tmux(&self.name)
             .args(["list-panes", "-t", &self.name, "-F", "#{pane_pid}"])
@@ -114,6 +130,12 @@ fn ttop_cmd() -> String {
         ttop_bin().display(),
         if root { "" } else { "--no-bpf" }
     )
+}
+
+/// ttop without eBPF, for tests of keys and screens only (quick to start, and it loads
+/// nothing into the kernel).
+fn ttop_ui_cmd() -> String {
+    format!("{} --no-bpf", ttop_bin().display())
 }
 
 /// The ttop process started by the pane's shell.
@@ -402,4 +424,25 @@ fn syscall_links(pid: u32) -> usize {
                 .is_ok_and(|s| s.lines().any(|l| l == "link_type:\tperf"))
         })
         .count()
+}
+
+/// Any key closes the help screen, as it says; a key that does something also does it
+/// (issue 34, defect 4: an unbound key left it open, a bound one was swallowed).
+#[test]
+fn any_key_closes_help_and_a_bound_key_acts() {
+    let Some(t) = Tmux::start(&ttop_ui_cmd(), 100, 30) else {
+        return;
+    };
+    t.wait_for("Processes");
+    t.keys(&["?"]);
+    t.wait_for("ttop keys");
+    t.keys(&["x"]);
+    t.wait_without("ttop keys");
+    t.keys(&["?"]);
+    t.wait_for("ttop keys");
+    t.keys(&["2"]);
+    let s = t.wait_for("Futexes:");
+    assert!(!s.contains("ttop keys"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
 }

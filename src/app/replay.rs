@@ -8,7 +8,6 @@ use anyhow::anyhow;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 
 use super::App;
-use super::keymap::action_for;
 use super::replay_keys::{ReplayAction, replay_action_for};
 use super::state::edit_prompt;
 use super::term_input::{Input, TermInput};
@@ -91,12 +90,12 @@ impl Session {
     fn key(&mut self, k: &KeyEvent) {
         if self.goto.is_some() {
             self.goto_key(k);
-        } else if self.app.typing() {
-            self.app.typing_key(k);
-        } else if let (false, Some(a)) = (self.app.show_help, replay_action_for(k)) {
+        } else if let (false, Some(a)) = (self.app.typing(), replay_action_for(k)) {
+            // As any key, a replay key closes the help screen, and does what it does.
+            self.app.show_help = false;
             self.act(a);
-        } else if let Some(a) = action_for(k, self.app.view) {
-            self.app.handle(a);
+        } else {
+            self.app.key(k);
         }
         if self.app.profile.export {
             let t = self.app.frame.as_ref().map_or(0.0, |f| f.t);

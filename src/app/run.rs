@@ -8,7 +8,6 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyEventKind};
 
 use super::App;
-use super::keymap::action_for;
 use super::term_input::{Input, TermInput};
 use crate::cli::Cli;
 use crate::collect::{Collector, Config, collector};
@@ -101,13 +100,8 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                         if let Ok(sz) = term.size() {
                             app.profile.grid = (sz.width, usize::from(sz.height));
                         }
-                        if app.typing() {
-                            app.typing_key(&k);
-                            dirty = true;
-                        } else if let Some(a) = action_for(&k, app.view) {
-                            app.handle(a);
-                            dirty = true;
-                        }
+                        app.key(&k);
+                        dirty = true;
                         for r in app.requests.drain(..) {
                             let _ = req_tx.send(r);
                         }

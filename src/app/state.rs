@@ -325,10 +325,21 @@ impl App {
         self.selected_pid = Some(rows[i]);
     }
 
-    pub fn handle(&mut self, a: Action) {
-        if self.show_help && !matches!(a, Action::Quit) {
-            // Any key closes the help screen.
+    /// A key press: the open prompt's, else its action in this view. Any key closes the
+    /// help screen, and one that does something also does it.
+    pub fn key(&mut self, k: &KeyEvent) {
+        if self.typing() {
+            self.typing_key(k);
+        } else if let Some(a) = super::keymap::action_for(k, self.view) {
+            self.handle(a);
+        } else {
             self.show_help = false;
+        }
+    }
+
+    pub fn handle(&mut self, a: Action) {
+        if std::mem::take(&mut self.show_help) && matches!(a, Action::Help | Action::Back) {
+            // The help key and Esc only close it.
             return;
         }
         if self.contention.handle(self.view, a)
@@ -536,15 +547,33 @@ mod tests {
         assert_eq!(app.frame.as_ref().unwrap().procs[0].pid, 9);
     }
 
+    /// Any key closes the help screen (issue 34, defect 4): an unbound one, the help key
+    /// and Esc only close it; a bound key closes it and does what it does.
     #[test]
-    fn help_closes_on_any_key_and_sort_cycles() {
+    fn help_closes_on_any_key_and_a_bound_key_acts() {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let k = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
         let mut app = App::new();
-        app.handle(Action::Help);
+        app.push_frame(frame(&[(1, 1.0)]));
+        app.key(&k('?'));
         assert!(app.show_help);
-        app.handle(Action::SortNext);
+        app.key(&k('x'));
+        assert!(!app.show_help, "an unbound key closes it");
+        app.key(&k('?'));
+        app.key(&k('?'));
+        assert!(!app.show_help, "the help key closes it");
+        app.thread_pid = Some(1);
+        app.key(&k('?'));
+        app.key(&KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
         assert!(!app.show_help);
-        assert_eq!(app.proc_sort, ProcSort::CpuTrue);
-        app.handle(Action::SortNext);
+        assert_eq!(app.thread_pid, Some(1), "Esc only closed the help");
+        app.key(&k('?'));
+        app.key(&k('2'));
+        assert!(!app.show_help);
+        assert_eq!(app.view, View::Futexes, "a bound key also acts");
+        app.key(&k('1'));
+        app.key(&k('?'));
+        app.key(&k('s'));
         assert_eq!(app.proc_sort, ProcSort::CpuScan);
     }
 }
