@@ -114,6 +114,10 @@ const MARK_REDRAW: Duration = Duration::from_millis(250);
 
 pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = &args.file;
+    super::screen::need_terminal(&format!(
+        "`ttop replay {} --json` (its frames as JSON Lines)",
+        path.display()
+    ))?;
     let reader = Series::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if reader.len() < 2 {
         anyhow::bail!(

@@ -17,7 +17,10 @@ use crate::stop::Stop;
 /// How long a normal shutdown may take after a signal before the process just exits.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
 
-pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
+pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
+    super::screen::need_terminal(
+        "`ttop --json` (a frame per interval), or `ttop record -o FILE` and replay it later",
+    )?;
     let sys = collector::system_info();
     // The futex view hooks every futex call while it is open.
     let collector = Collector::new(&Config {
@@ -42,6 +45,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
 
     let mut app = App::new();
     app.color = cli.color.enabled();
+    app.notes = notes;
     // --record FILE records from the start; the record key starts and stops it.
     let mut rec = LiveRecorder::new(&sys, cli.delay, cfg.pids.clone(), cli.record.clone())?;
     app.recording = rec.label();

@@ -26,6 +26,33 @@ impl Drop for Restore {
     }
 }
 
+/// The dashboard draws on stdout and reads keys from the terminal: when either is not a
+/// terminal (`ssh HOST ttop` without -t, `ttop | less`), say what to do instead of
+/// failing on the terminal's first ioctl ("No such device or address"). `instead` is
+/// what gives the same figures without a terminal.
+pub fn need_terminal(instead: &str) -> anyhow::Result<()> {
+    // SAFETY: isatty only inspects the descriptors.
+    let (out, input) = unsafe {
+        (
+            libc::isatty(libc::STDOUT_FILENO) == 1,
+            libc::isatty(libc::STDIN_FILENO) == 1,
+        )
+    };
+    let keys = input || std::fs::File::open("/dev/tty").is_ok();
+    if out && keys {
+        return Ok(());
+    }
+    let what = if out {
+        "no terminal to read keys from"
+    } else {
+        "its output is not a terminal"
+    };
+    anyhow::bail!(
+        "the dashboard needs a terminal ({what}). Over SSH run `ssh -t HOST ttop`; \
+         without a terminal use {instead}"
+    )
+}
+
 /// Raw mode and the alternate screen, as `ratatui::try_init` sets them up, with a
 /// panic hook that restores the terminal before the message prints.
 pub fn open() -> io::Result<(Screen, Restore)> {

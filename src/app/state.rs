@@ -91,6 +91,9 @@ pub struct App {
     /// With a filter: watched processes that exited, when (wall clock s) and their last
     /// figures, so an exit reads as an exit and not as an empty screen.
     pub exited: BTreeMap<u32, (f64, ProcFrame)>,
+    /// What to know about the command line (a --comm the kernel cuts, or that no process
+    /// has): shown in the banner under the frame's own problems.
+    pub notes: Vec<String>,
     /// Replaying a recording: what the time bar shows (None when live).
     pub replay: Option<crate::record::player::ReplayBar>,
     /// The record key was pressed (the live loop starts or stops the recorder).
@@ -135,6 +138,7 @@ impl App {
             contention: ContentionView::default(),
             irq: Default::default(),
             exited: BTreeMap::new(),
+            notes: Vec::new(),
             replay: None,
             toggle_record: false,
             recording: None,

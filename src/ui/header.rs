@@ -56,15 +56,16 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// Rows the banner needs (one per problem).
-pub fn banner_lines(fr: &Frame, _width: u16) -> u16 {
-    fr.problems.len().min(3) as u16
+/// Rows the banner needs (one per problem, and per note about the command line).
+pub fn banner_lines(fr: &Frame, app: &App) -> u16 {
+    (fr.problems.len() + app.notes.len()).min(3) as u16
 }
 
-pub fn render_banner(f: &mut TermFrame, area: Rect, fr: &Frame, th: &Theme) {
+pub fn render_banner(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     let lines: Vec<Line> = fr
         .problems
         .iter()
+        .chain(&app.notes)
         .take(area.height as usize)
         .map(|p| Line::from(Span::styled(format!(" ! {}", fmt::inert(p)), th.warn)))
         .collect();

@@ -37,7 +37,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
         );
         return;
     };
-    let banner = header::banner_lines(frame, area.width);
+    let banner = header::banner_lines(frame, app);
     let bar_h = u16::from(app.replay.is_some());
     let [top, ban, body, bar, foot] = Layout::vertical([
         Constraint::Length(1),
@@ -51,7 +51,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
     if let Some(rb) = &app.replay {
         timebar::render(f, bar, rb, &th);
     }
-    header::render_banner(f, ban, frame, &th);
+    header::render_banner(f, ban, app, frame, &th);
     match app.view {
         View::Main => render_main(f, body, app, frame, &th),
         View::Futexes => futexes::render(f, body, app, frame, &th),
