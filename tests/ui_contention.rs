@@ -229,3 +229,33 @@ fn the_evidence_key_opens_the_marked_findings_view() {
         assert_eq!(app.view, ttop::ui::findings::view_of(f), "{}", f.kind);
     }
 }
+
+/// Issue 34, defect 8: a futex word of a process the scan did not list (it exited
+/// during the interval) is named as the summary line and the findings name it, from
+/// eBPF's row for the process, not left blank.
+#[test]
+fn futex_words_of_exited_processes_are_named() {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        x.contention = Some(contention::fixture(s));
+        x
+    };
+    let (a, mut b) = (sample(9), sample(10));
+    b.procs.retain(|p| p.pid != 912); // node_exporter exited: eBPF's row names it
+    let fr = derive(&sys, Some(&a), &b);
+    let row = |fr: &ttop::model::Frame| {
+        fr.contention
+            .futexes
+            .iter()
+            .find(|r| r.pid == 912)
+            .map(|r| r.comm.clone())
+    };
+    assert_eq!(row(&fr).as_deref(), Some(""), "the scan has no name for it");
+    let mut app = App::new();
+    app.push_frame(fr);
+    app.handle(Action::GoTo(View::Futexes));
+    let t = text(&app, 160, 50);
+    let line = t.lines().find(|l| l.starts_with("912 ")).unwrap();
+    assert!(line.contains("node_exporter"), "{t}");
+}

@@ -55,6 +55,40 @@ pub fn pattern(r: &FutexFrame, secs: f64) -> &'static str {
     }
 }
 
+/// The first `n` rows, each named: a word of a process the scan did not list (it
+/// exited, or started, during the interval) takes the name eBPF's process row has, as
+/// the summary line and the findings name it. Only the rows on screen are copied.
+fn named_rows(fr: &Frame, rows: &[&FutexFrame], n: usize) -> Vec<FutexFrame> {
+    let shown = &rows[..n.min(rows.len())];
+    let unnamed: Vec<u32> = shown
+        .iter()
+        .filter(|r| r.comm.is_empty())
+        .map(|r| r.pid)
+        .collect();
+    let names: Vec<(u32, &str)> = if unnamed.is_empty() {
+        Vec::new()
+    } else {
+        fr.procs
+            .iter()
+            .filter(|p| unnamed.contains(&p.pid) && !p.comm.is_empty())
+            .map(|p| (p.pid, &*p.comm))
+            .collect()
+    };
+    shown
+        .iter()
+        .map(|r| {
+            let mut r = (*r).clone();
+            if let (true, Some((_, name))) = (
+                r.comm.is_empty(),
+                names.iter().find(|(pid, _)| *pid == r.pid),
+            ) {
+                r.comm = name.to_string();
+            }
+            r
+        })
+        .collect()
+}
+
 /// A count per second, or "-" when it was not measured (no per-call hooks).
 fn per_s(v: Option<u64>, secs: f64, width: usize) -> String {
     v.map_or("-".into(), |v| fmt::num(v as f64 / secs, width))
@@ -210,7 +244,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     f.render_widget(Paragraph::new(line), summary);
 
     let v = &app.contention;
-    let rows_all = v.futexes(fr);
+    let sorted = v.futexes(fr);
+    let named = named_rows(fr, &sorted, usize::from(table.height));
+    let rows_all: Vec<&FutexFrame> = (named.iter())
+        .chain(sorted[named.len()..].iter().copied())
+        .collect();
     let caller = |r: &FutexFrame| {
         if r.caller.is_empty() {
             "-".to_string()
