@@ -118,10 +118,44 @@ fn a_gone_process_shows_no_scan_figures_and_nothing_reads_negative_zero() {
         app.handle(Action::GoTo(view));
         for (w, h) in [(80, 24), (160, 50)] {
             let text = screen(&app, w, h);
+            assert!(!has_negative_zero(&text), "{view:?} {w}x{h}:\n{text}");
+        }
+    }
+}
+
+/// Issue 34, defect 12: without eBPF no view shows a figure it cannot measure as 0:
+/// each says it needs eBPF.
+#[test]
+fn without_ebpf_the_views_say_not_measured() {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    app.push_frame(derive(
+        &sys,
+        Some(&fixtures::incident(1, false)),
+        &fixtures::incident(2, false),
+    ));
+    for &view in View::ALL {
+        app.handle(Action::GoTo(view));
+        let text = screen(&app, 100, 30);
+        // Below the header and the banner: the view itself.
+        let body: Vec<&str> = text.lines().skip(2).collect();
+        let body = body.join("\n");
+        assert!(body.contains("eBPF"), "{view:?} does not say why:\n{text}");
+        assert!(!has_negative_zero(&body), "{view:?}:\n{text}");
+        if view != View::Main {
             assert!(
-                !text.contains("-0.0") && !text.contains(" -0 "),
-                "{view:?} {w}x{h}:\n{text}"
+                !body.contains(" 0 ") && !body.contains(" 0/s") && !body.contains(" 0 contended"),
+                "{view:?} shows a zero it did not measure:\n{text}"
             );
         }
     }
+}
+
+/// Whether `text` shows a negative zero: "-0", "-0.0", "-0.00" not followed by a digit.
+fn has_negative_zero(text: &str) -> bool {
+    text.match_indices("-0").any(|(i, _)| {
+        let rest = text[i + 2..].trim_start_matches(['.', '0']);
+        !rest.starts_with(|c: char| c.is_ascii_digit())
+            && !text[..i].ends_with(|c: char| c.is_ascii_alphanumeric())
+    })
 }

@@ -214,7 +214,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         .take(3)
         .map(|(n, who)| format!("{who} {}", fmt::num(*n as f64 / secs, 6)))
         .collect();
-    let line = if fr.mode == "bpf" && !c.contention_measured.futex {
+    let line = if fr.mode != "bpf" {
+        Line::from(Span::styled(
+            " futex waits and calls: not measured (they need eBPF: see the banner)",
+            th.dim,
+        ))
+    } else if !c.contention_measured.futex {
         Line::from(Span::styled(
             " futex waits and calls: not measured (the futex probes are off)",
             th.dim,
@@ -269,8 +274,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         sort: v.futex_sort,
         reverse: v.futex_reverse,
         title: format!(
-            " Futexes: {} words, sorted by {} (s: next column, S: reverse) ",
-            rows_all.len(),
+            " Futexes: {}, sorted by {} (s: next column, S: reverse) ",
+            if fr.mode == "bpf" && c.contention_measured.futex {
+                format!("{} words", rows_all.len())
+            } else {
+                "not measured".to_string()
+            },
             v.futex_sort.name()
         ),
         empty: if fr.mode == "bpf" && c.contention_measured.futex {

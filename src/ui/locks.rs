@@ -172,7 +172,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         reverse: v.lock_reverse,
         title: format!(
             " Kernel locks: {} (* mmap_lock), sorted by {} (s: next column, S: reverse) ",
-            rows_all.len(),
+            if fr.mode == "bpf" && fr.contention.contention_measured.locks {
+                rows_all.len().to_string()
+            } else {
+                "not measured".to_string()
+            },
             v.lock_sort.name()
         ),
         empty: if fr.mode == "bpf" && fr.contention.contention_measured.locks {
