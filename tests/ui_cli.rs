@@ -195,3 +195,36 @@ fn profile_without_privileges_says_so_in_one_line() {
         );
     }
 }
+
+/// Issue 34, defect 13: `record` says how many frames it recorded as `replay --json`
+/// prints them (it said 17 samples where the replay printed 16 frames).
+#[test]
+fn record_counts_the_frames_replay_prints() {
+    let p = std::env::temp_dir().join(format!("ttop-ui-cli-rec-{}.ttop", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    let file = p.to_str().unwrap();
+    let o = run(&[
+        "record",
+        "-o",
+        file,
+        "--duration",
+        "1.2",
+        "-d",
+        "0.3",
+        "--no-bpf",
+    ]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let said: usize = e
+        .split("recorded ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {e:?}"));
+    assert!(e.contains(" frames ("), "{e}");
+    let o = run(&["replay", file, "--json"]);
+    let printed = String::from_utf8_lossy(&o.stdout).lines().count();
+    assert_eq!(said, printed, "{e}");
+    assert!(printed >= 3, "{printed}");
+    let _ = std::fs::remove_file(&p);
+}

@@ -79,19 +79,38 @@ fn procfs_only_banner_160x50() {
 #[test]
 fn help_screen_80x24() {
     let mut app = incident_app(true, 3);
+    app.screen = (80, 24);
     app.handle(Action::Help);
-    let (text, _) = screen(&app, 80, 24);
+    // More keys than two columns of 80x24 hold: pages, turned with PgDn.
+    let pages = ttop::ui::help::pages(&app, 80, 24);
+    assert!(pages > 1, "{pages}");
+    let mut all = String::new();
+    for page in 1..=pages {
+        let (text, _) = screen(&app, 80, 24);
+        assert!(text.contains(&format!("page {page}/{pages}")), "{text}");
+        if page == 1 {
+            snap!("help_80x24", text.clone());
+        } else {
+            snap!(format!("help_80x24_page{page}"), text.clone());
+        }
+        all.push_str(&text);
+        app.handle(Action::PageDown);
+        assert!(app.show_help, "PgDn turns the page, it does not close");
+    }
     // Generated from the keymap: every binding of the view, its key and the start of
     // its text (the profile view's own keys are listed there).
     for b in ttop::app::keymap::bindings_for(app.view) {
         let words: String = b.help.chars().take(12).collect();
         assert!(
-            text.contains(b.label) && text.contains(&words),
-            "help lists '{}'\n{text}",
+            all.contains(b.label) && all.contains(&words),
+            "help lists '{}'\n{all}",
             b.help
         );
     }
-    snap!("help_80x24", text);
+    app.handle(Action::PageUp);
+    assert!(app.show_help);
+    app.handle(Action::Back);
+    assert!(!app.show_help, "Esc closes it");
 }
 
 #[test]

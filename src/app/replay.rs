@@ -208,7 +208,14 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
         for ev in events {
             match ev {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    if let Ok(sz) = term.size() {
+                        s.app.profile.grid = (sz.width, usize::from(sz.height));
+                        s.app.screen = (sz.width, sz.height);
+                    }
                     s.key(&k);
+                    if std::mem::take(&mut s.app.suspend) {
+                        super::screen::suspend(&mut term)?;
+                    }
                     if s.player.frame_time().is_none() {
                         due = None;
                     }

@@ -103,6 +103,7 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
                     Event::Key(k) if k.kind != KeyEventKind::Release => {
                         if let Ok(sz) = term.size() {
                             app.profile.grid = (sz.width, usize::from(sz.height));
+                            app.screen = (sz.width, sz.height);
                         }
                         app.key(&k);
                         dirty = true;
@@ -121,6 +122,12 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
                     Event::Resize(..) => dirty = true,
                     _ => {}
                 }
+            }
+            if std::mem::take(&mut app.suspend) {
+                if let Err(e) = super::screen::suspend(&mut term) {
+                    break Err(e.into());
+                }
+                dirty = true;
             }
         };
         if gone {

@@ -8,7 +8,9 @@
 use std::io::{self, BufWriter, Stdout};
 
 use crossterm::execute;
-use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -66,4 +68,19 @@ pub fn open() -> io::Result<(Screen, Restore)> {
     execute!(io::stdout(), EnterAlternateScreen)?;
     let out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
     Ok((Terminal::new(CrosstermBackend::new(out))?, restore))
+}
+
+/// Ctrl-Z: put the terminal back as the shell expects it, stop as the terminal's Ctrl-Z
+/// stops any job (the whole process group), and when continued (`fg`) take the terminal
+/// again and redraw everything. In a process group no shell controls (nobody could
+/// continue it) the kernel ignores the stop, and the dashboard simply comes back.
+pub fn suspend(term: &mut Screen) -> io::Result<()> {
+    term.show_cursor()?;
+    execute!(io::stdout(), LeaveAlternateScreen)?;
+    disable_raw_mode()?;
+    // SAFETY: kill(0, SIGTSTP) sends the stop signal to our own process group.
+    unsafe { libc::kill(0, libc::SIGTSTP) };
+    enable_raw_mode()?;
+    execute!(io::stdout(), EnterAlternateScreen)?;
+    term.clear()
 }

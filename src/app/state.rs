@@ -67,6 +67,10 @@ pub struct App {
     pub view: View,
     pub paused: bool,
     pub show_help: bool,
+    /// The help screen's page (when it takes more than one on this screen).
+    pub help_page: usize,
+    /// The terminal's size (columns, rows) at the last key: what the help's pages are.
+    pub screen: (u16, u16),
     pub proc_sort: ProcSort,
     pub proc_reverse: bool,
     /// Selected row, by PID so it stays on its process while rows re-sort.
@@ -98,6 +102,8 @@ pub struct App {
     pub replay: Option<crate::record::player::ReplayBar>,
     /// The record key was pressed (the live loop starts or stops the recorder).
     pub toggle_record: bool,
+    /// Ctrl-Z was pressed: the event loop suspends ttop (see `screen::suspend`).
+    pub suspend: bool,
     /// What the recorder writes, for the header ("● REC file 1.2 MB"); None: not recording.
     pub recording: Option<String>,
     /// The finding the evidence key opens next (an index into the frame's findings).
@@ -125,6 +131,8 @@ impl App {
             view: View::Main,
             paused: false,
             show_help: false,
+            help_page: 0,
+            screen: (80, 24),
             proc_sort: ProcSort::CpuTrue,
             proc_reverse: false,
             selected_pid: None,
@@ -141,6 +149,7 @@ impl App {
             notes: Vec::new(),
             replay: None,
             toggle_record: false,
+            suspend: false,
             recording: None,
             finding_sel: 0,
             profile: Default::default(),
@@ -342,6 +351,9 @@ impl App {
     }
 
     pub fn handle(&mut self, a: Action) {
+        if self.show_help && self.turn_help_page(a) {
+            return;
+        }
         if std::mem::take(&mut self.show_help) && matches!(a, Action::Help | Action::Back) {
             // The help key and Esc only close it.
             return;
@@ -371,7 +383,10 @@ impl App {
             Action::End => self.move_selection(|_, n| n - 1),
             Action::SortNext => self.proc_sort = self.proc_sort.next(),
             Action::SortReverse => self.proc_reverse = !self.proc_reverse,
-            Action::Help => self.show_help = true,
+            Action::Help => {
+                self.show_help = true;
+                self.help_page = 0;
+            }
             Action::Open => {
                 let rows = self.rows();
                 if !rows.is_empty() {
@@ -412,6 +427,7 @@ impl App {
             // The replay loop hands these to the player.
             Action::Replay(_) => {}
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
+            Action::Suspend => self.suspend = true,
         }
         // The profile view samples stacks: ask the collector once, when it first opens
         // (a replay has no collector; its recording has stacks or it has not).
@@ -426,6 +442,22 @@ impl App {
             self.futex_calls_asked = futex_calls;
             self.requests.push(Request::FutexCalls(futex_calls));
         }
+    }
+
+    /// ↓/PgDn and ↑/PgUp turn the help's pages when it has several (staying on the
+    /// first or last); true when `a` was taken for that.
+    fn turn_help_page(&mut self, a: Action) -> bool {
+        let step: isize = match a {
+            Action::Down | Action::PageDown => 1,
+            Action::Up | Action::PageUp => -1,
+            _ => return false,
+        };
+        let n = crate::ui::help::pages(self, self.screen.0, self.screen.1);
+        if n < 2 {
+            return false;
+        }
+        self.help_page = self.help_page.saturating_add_signed(step).min(n - 1);
+        true
     }
 
     /// `o` in the profile view: ask the collector for the other kind of stacks. Off-CPU
