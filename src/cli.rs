@@ -398,68 +398,9 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     out
 }
 
-/// The man page (roff), generated from these definitions: ttop(1) with a section per
-/// subcommand.
-pub fn man_page() -> Vec<u8> {
-    use clap::CommandFactory;
-    let cmd = Cli::command();
-    let mut out = Vec::new();
-    let man = clap_mangen::Man::new(cmd.clone());
-    man.render(&mut out).expect("writing to a Vec cannot fail");
-    // clap_mangen renders one command; each subcommand's own options follow as a
-    // section of this page, so `man ttop` holds everything.
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
-        out.extend_from_slice(
-            format!(
-                ".SH \"TTOP {}\"\n{}\n",
-                sub.get_name().to_uppercase(),
-                roff(&about)
-            )
-            .as_bytes(),
-        );
-        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-            let name = match (arg.get_short(), arg.get_long()) {
-                (Some(s), Some(l)) => format!("\\fB-{s}\\fR, \\fB--{l}\\fR"),
-                (None, Some(l)) => format!("\\fB--{l}\\fR"),
-                (Some(s), None) => format!("\\fB-{s}\\fR"),
-                (None, None) => String::new(),
-            };
-            let value = arg
-                .get_value_names()
-                .filter(|_| arg.get_action().takes_values())
-                .map(|v| {
-                    v.iter()
-                        .map(|n| format!("\\fI{n}\\fR"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-            let head = [name, value]
-                .into_iter()
-                .filter(|p| !p.is_empty())
-                .collect::<Vec<_>>();
-            out.extend_from_slice(format!(".TP\n{}\n{}\n", head.join(" "), roff(&help)).as_bytes());
-        }
-    }
-    out
-}
-
-/// Text made safe for roff: a backslash doubled, a line starting with . or ' escaped.
-fn roff(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .lines()
-        .map(|l| {
-            if l.starts_with(['.', '\'']) {
-                format!("\\&{l}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+#[path = "cli_man.rs"]
+mod man;
+pub use man::man_page;
 
 /// The longest name the kernel keeps for a task (TASK_COMM_LEN 16, with its NUL).
 pub const COMM_LEN: usize = 15;

@@ -118,6 +118,13 @@ fn comm_names_are_matched_as_the_kernel_keeps_them() {
     let bin = dir.join(long);
     std::fs::copy("/bin/sleep", &bin).unwrap();
     let mut child = Command::new(&bin).arg("30").spawn().unwrap();
+    // The parent runs on before exec has renamed the child (a vfork is released first).
+    let comm = format!("/proc/{}/comm", child.id());
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(&comm).unwrap_or_default().trim() != "sleepy-long-nam" {
+        assert!(t0.elapsed() < Duration::from_secs(5), "never renamed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let o = run(&["--json", "-n", "1", "-d", "0.2", "--no-bpf", "--comm", long]);
     let _ = child.kill();
     let _ = child.wait();
@@ -227,4 +234,89 @@ fn record_counts_the_frames_replay_prints() {
     assert_eq!(said, printed, "{e}");
     assert!(printed >= 3, "{printed}");
     let _ = std::fs::remove_file(&p);
+}
+
+/// Issue 34, defect 10: the man page names no page that is not generated (it listed
+/// ttop-record(1) and the like), writes optional values as [=VALUE], and has KEYS (every
+/// key of the keymap), ENVIRONMENT (NO_COLOR and every TTOP_* variable the source
+/// reads), EXIT STATUS and EXAMPLES; troff reads it without a warning.
+#[test]
+fn the_man_page_is_whole() {
+    let o = run(&["man"]);
+    assert!(o.status.success());
+    let man = String::from_utf8(o.stdout).unwrap();
+    assert!(man.is_ascii(), "troff without preconv warns on other bytes");
+    assert!(
+        !man.contains("(1)\n") && !man.contains("ttop\\-record"),
+        "{man}"
+    );
+    for sec in [
+        ".SH SUBCOMMANDS",
+        ".SH KEYS",
+        ".SH ENVIRONMENT",
+        ".SH \"EXIT STATUS\"",
+        ".SH EXAMPLES",
+        ".SH \"TTOP RECORD\"",
+    ] {
+        let plain = sec.replace('"', "");
+        assert!(man.contains(sec) || man.contains(&plain), "no {sec}");
+    }
+    assert!(
+        man.contains("\\fB--profile\\fR[=\\fIHZ\\fR]"),
+        "optional value"
+    );
+    assert!(
+        !man.contains("\\fB--profile\\fR \\fIHZ"),
+        "--profile HZ is wrong"
+    );
+    for b in ttop::app::keymap::KEYMAP
+        .iter()
+        .chain(ttop::app::replay_keys::REPLAY_KEYMAP)
+    {
+        let words: String = b.help.chars().take(20).collect();
+        assert!(man.contains(&words), "KEYS lacks {:?}", b.help);
+    }
+    // Every TTOP_* variable the source reads is documented.
+    let mut vars = std::collections::BTreeSet::new();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![src];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for part in text
+                    .split("var_os(\"")
+                    .chain(text.split("env::var(\""))
+                    .skip(1)
+                {
+                    if let Some(name) = part.split('"').next().filter(|n| n.starts_with("TTOP_")) {
+                        vars.insert(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    assert!(vars.len() >= 5, "{vars:?}");
+    for v in vars.iter().map(String::as_str).chain(["NO_COLOR"]) {
+        assert!(
+            man.contains(&format!("\\fB{v}\\fR")),
+            "ENVIRONMENT lacks {v}"
+        );
+    }
+    // troff's own check, where groff is installed (.ci/deps does not install it).
+    if let Ok(mut g) = Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        use std::io::Write;
+        g.stdin.take().unwrap().write_all(man.as_bytes()).unwrap();
+        let out = g.wait_with_output().unwrap();
+        let warnings = String::from_utf8_lossy(&out.stderr);
+        assert!(warnings.trim().is_empty(), "{warnings}");
+    }
 }
