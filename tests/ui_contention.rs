@@ -259,3 +259,59 @@ fn futex_words_of_exited_processes_are_named() {
     let line = t.lines().find(|l| l.starts_with("912 ")).unwrap();
     assert!(line.contains("node_exporter"), "{t}");
 }
+
+/// Issue 34, defect 11: at 80 columns a finding is cut before its advice; the cut
+/// line says so (…f), and f shows every finding whole, with its figures, scrolling with
+/// the arrows; any other key closes it and does what it does.
+#[test]
+fn f_reads_every_finding_whole() {
+    let mut app = judged_app(10);
+    let fr = app.frame.clone().unwrap();
+    let t = text(&app, 80, 24);
+    let cut: Vec<&str> = t
+        .lines()
+        .filter(|l| ttop::ui::findings::is_finding_line(l))
+        .collect();
+    assert!(!cut.is_empty());
+    assert!(
+        cut.iter().all(|l| l.ends_with(ttop::ui::findings::CUT)),
+        "{t}"
+    );
+    app.handle(Action::Findings);
+    assert!(app.show_findings);
+    let t = text(&app, 80, 24);
+    assert!(
+        t.contains(&format!("findings ({})", fr.findings.len())),
+        "{t}"
+    );
+    snap!("findings_overlay_80x24", t.clone());
+    // Tall enough for all of it: every sentence is there whole, and its figures.
+    let tall = text(&app, 80, 200);
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let body: String = tall
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let body = flat(&body);
+    for f in &fr.findings {
+        assert!(body.contains(&flat(&f.summary)), "{}:\n{tall}", f.kind);
+        let (k, _) = f.figures.iter().next().unwrap();
+        assert!(body.contains(k), "{k}");
+    }
+    // Arrows scroll (no further than the end), another key closes and acts.
+    app.screen = (80, 24);
+    app.handle(Action::Down);
+    app.handle(Action::Down);
+    assert_eq!(app.findings_scroll, 2);
+    let scrolled = text(&app, 80, 24);
+    assert_ne!(scrolled, t);
+    for _ in 0..50 {
+        app.handle(Action::PageDown);
+    }
+    let (rows, shown) = ttop::ui::findings::overlay_rows(&app, 80, 24);
+    assert_eq!(app.findings_scroll, rows - shown, "stops at the end");
+    app.handle(Action::GoTo(View::Locks));
+    assert!(!app.show_findings);
+    assert_eq!(app.view, View::Locks);
+}

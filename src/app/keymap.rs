@@ -54,6 +54,8 @@ pub enum Action {
     ProfileOf,
     /// Stop ttop as a shell stops a job (Ctrl-Z), the terminal put back; `fg` resumes.
     Suspend,
+    /// Read every finding whole, with its figures (a screen over the view).
+    Findings,
 }
 
 /// A key as written in the table.
@@ -122,6 +124,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('4')], action: Action::GoTo(View::Ipi), label: "4", help: "IPIs per CPU, TLB shootdowns, who sends them", footer: None, views: None },
     Binding { keys: &[Key::Char('5')], action: Action::GoTo(View::Latency), label: "5", help: "scheduling latency per CPU and thread", footer: None, views: None },
     Binding { keys: &[Key::Char('6')], action: Action::GoTo(View::Profile), label: "6", help: "profile: flame graph of stacks", footer: None, views: None },
+    Binding { keys: &[Key::Char('f')], action: Action::Findings, label: "f", help: "findings: read each one whole, with the figures that raised it (↑/↓ scroll)", footer: None, views: None },
     Binding { keys: &[Key::Char('e')], action: Action::Evidence, label: "e", help: "evidence: open the view of the marked finding (again: the next one)", footer: None, views: None },
     Binding { keys: &[Key::Char('R')], action: Action::ToggleRecord, label: "R", help: "start / stop recording (to --record FILE, else ttop-<UTC time>.ttop here)", footer: Some("record"), views: None },
     Binding { keys: &[Key::Char('?'), Key::Code(K::F(1))], action: Action::Help, label: "?", help: "this help", footer: Some("help"), views: None },

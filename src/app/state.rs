@@ -69,6 +69,9 @@ pub struct App {
     pub show_help: bool,
     /// The help screen's page (when it takes more than one on this screen).
     pub help_page: usize,
+    /// The findings screen (f) is open, scrolled down this many rows.
+    pub show_findings: bool,
+    pub findings_scroll: u16,
     /// The terminal's size (columns, rows) at the last key: what the help's pages are.
     pub screen: (u16, u16),
     pub proc_sort: ProcSort,
@@ -132,6 +135,8 @@ impl App {
             paused: false,
             show_help: false,
             help_page: 0,
+            show_findings: false,
+            findings_scroll: 0,
             screen: (80, 24),
             proc_sort: ProcSort::CpuTrue,
             proc_reverse: false,
@@ -347,11 +352,34 @@ impl App {
             self.handle(a);
         } else {
             self.show_help = false;
+            self.show_findings = false;
         }
     }
 
     pub fn handle(&mut self, a: Action) {
         if self.show_help && self.turn_help_page(a) {
+            return;
+        }
+        if self.show_findings {
+            // As the help: arrows scroll it, any other key closes it (and acts).
+            let s = &mut self.findings_scroll;
+            match a {
+                Action::Down => *s = s.saturating_add(1),
+                Action::Up => *s = s.saturating_sub(1),
+                Action::PageDown => *s = s.saturating_add(PAGE as u16),
+                Action::PageUp => *s = s.saturating_sub(PAGE as u16),
+                Action::Home => *s = 0,
+                _ => {
+                    self.show_findings = false;
+                    if matches!(a, Action::Findings | Action::Back) {
+                        return;
+                    }
+                    return self.handle(a);
+                }
+            }
+            let (rows, shown) =
+                crate::ui::findings::overlay_rows(self, self.screen.0, self.screen.1);
+            self.findings_scroll = self.findings_scroll.min(rows.saturating_sub(shown));
             return;
         }
         if std::mem::take(&mut self.show_help) && matches!(a, Action::Help | Action::Back) {
@@ -428,6 +456,10 @@ impl App {
             Action::Replay(_) => {}
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
             Action::Suspend => self.suspend = true,
+            Action::Findings => {
+                self.show_findings = true;
+                self.findings_scroll = 0;
+            }
         }
         // The profile view samples stacks: ask the collector once, when it first opens
         // (a replay has no collector; its recording has stacks or it has not).

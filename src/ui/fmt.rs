@@ -91,6 +91,25 @@ pub fn uptime(s: f64) -> String {
     }
 }
 
+/// Rows a line takes wrapped at word boundaries to `w` columns (as the Paragraph wraps
+/// it; a word longer than a row is cut).
+pub fn wrapped_rows(line: &ratatui::text::Line, w: usize) -> usize {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let (mut rows, mut used) = (1, 0);
+    for word in text.split(' ') {
+        let n = ratatui::text::Span::raw(word).width();
+        let need = if used == 0 { n } else { used + 1 + n };
+        if need <= w {
+            used = need;
+        } else {
+            rows += 1;
+            used = n.min(w);
+            rows += n.saturating_sub(1) / w.max(1);
+        }
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

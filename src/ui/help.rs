@@ -69,7 +69,7 @@ fn layout(app: &App, area: Rect, th: &Theme) -> Pages {
     let inner = Block::default().borders(Borders::ALL).inner(popup);
     let col_w = usize::from(inner.width.saturating_sub(1) / 2).max(1);
     let rows = usize::from(inner.height).max(1);
-    let height = |e: &Line| wrapped_rows(e, col_w);
+    let height = |e: &Line| super::fmt::wrapped_rows(e, col_w);
     let mut pages = Vec::new();
     let mut rest = entries.as_slice();
     while !rest.is_empty() {
@@ -107,25 +107,6 @@ fn layout(app: &App, area: Rect, th: &Theme) -> Pages {
         rest = &rest[page..];
     }
     Pages { popup, two, pages }
-}
-
-/// Rows a line takes wrapped at word boundaries to `w` columns (as the Paragraph wraps
-/// it; a word longer than a row is cut).
-fn wrapped_rows(line: &Line, w: usize) -> usize {
-    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-    let (mut rows, mut used) = (1, 0);
-    for word in text.split(' ') {
-        let n = Span::raw(word).width();
-        let need = if used == 0 { n } else { used + 1 + n };
-        if need <= w {
-            used = need;
-        } else {
-            rows += 1;
-            used = n.min(w);
-            rows += n.saturating_sub(1) / w.max(1);
-        }
-    }
-    rows
 }
 
 /// How many pages the help has on a screen `w` x `h` (for the keys that turn them).
