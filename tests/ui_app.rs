@@ -159,3 +159,51 @@ fn has_negative_zero(text: &str) -> bool {
             && !text[..i].ends_with(|c: char| c.is_ascii_alphanumeric())
     })
 }
+
+/// Issue 34, defect 15: x hides the rows of processes that exited (an apt run makes
+/// dozens), and says how many are hidden; x again shows them.
+#[test]
+fn x_hides_the_rows_of_exited_processes() {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    let mut b = sample(2, None);
+    b.procs.retain(|p| p.pid != 912); // node_exporter exits too
+    app.push_frame(derive(&sys, Some(&sample(1, None)), &b));
+    let gone: Vec<u32> = app
+        .frame
+        .as_ref()
+        .unwrap()
+        .procs
+        .iter()
+        .filter(|p| p.gone)
+        .map(|p| p.pid)
+        .collect();
+    assert_eq!(
+        gone.len(),
+        2,
+        "sh (born and dead) and node_exporter: {gone:?}"
+    );
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| w.parse::<u32>().is_ok())
+            .map(str::to_string)
+            .collect()
+    };
+    let before = screen(&app, 100, 30);
+    for pid in &gone {
+        assert!(rows(&before).contains(&pid.to_string()), "{before}");
+    }
+    app.key(&key('x'));
+    let hidden = screen(&app, 100, 30);
+    assert!(hidden.contains("(2 exited hidden: x)"), "{hidden}");
+    for pid in &gone {
+        assert!(!rows(&hidden).contains(&pid.to_string()), "{hidden}");
+    }
+    assert_eq!(rows(&hidden).len(), rows(&before).len() - 2);
+    // The selection moves over the rows shown only.
+    app.handle(Action::End);
+    assert!(!gone.contains(&app.selected_pid.unwrap()));
+    app.key(&key('x'));
+    assert_eq!(rows(&screen(&app, 100, 30)), rows(&before));
+}

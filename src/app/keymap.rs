@@ -56,6 +56,8 @@ pub enum Action {
     Suspend,
     /// Read every finding whole, with its figures (a screen over the view).
     Findings,
+    /// Show or hide the rows of processes that exited.
+    HideExited,
 }
 
 /// A key as written in the table.
@@ -115,6 +117,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('G')], action: Action::SortBy(ProcSort::Ghosts), label: "G", help: "sort by ghost threads", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('x')], action: Action::HideExited, label: "x", help: "hide / show the rows of processes that exited (during the interval, or watched ones that went)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('M')], action: Action::SortBy(ProcSort::Rss), label: "M", help: "sort by resident memory", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::Tab)], action: Action::NextView, label: "Tab", help: "next view", footer: Some("view"), views: None },
     Binding { keys: &[Key::Code(K::BackTab)], action: Action::PrevView, label: "S-Tab", help: "previous view", footer: None, views: None },

@@ -98,6 +98,8 @@ pub struct App {
     /// With a filter: watched processes that exited, when (wall clock s) and their last
     /// figures, so an exit reads as an exit and not as an empty screen.
     pub exited: BTreeMap<u32, (f64, ProcFrame)>,
+    /// Rows of processes that exited are left out of the process table (x).
+    pub hide_exited: bool,
     /// What to know about the command line (a --comm the kernel cuts, or that no process
     /// has): shown in the banner under the frame's own problems.
     pub notes: Vec<String>,
@@ -152,6 +154,7 @@ impl App {
             irq: Default::default(),
             exited: BTreeMap::new(),
             notes: Vec::new(),
+            hide_exited: false,
             replay: None,
             toggle_record: false,
             suspend: false,
@@ -250,24 +253,27 @@ impl App {
             .filter(|t| !t.is_empty())
     }
 
+    /// Whether a row is in the process table: it matches the text narrowing it, and it
+    /// is not a process that exited while those are hidden (x).
+    pub fn shows(&self, p: &ProcFrame) -> bool {
+        !(self.hide_exited && p.gone) && self.narrow_text().is_none_or(|t| matches_text(p, t))
+    }
+
     /// Rows of the process table in display order, narrowed by the filter text.
     pub fn visible_procs<'a>(&self, f: &'a Frame) -> Vec<&'a ProcFrame> {
         let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
-        if let Some(t) = self.narrow_text() {
-            rows.retain(|p| matches_text(p, t));
-        }
+        rows.retain(|p| self.shows(p));
         rows
     }
 
     /// What a process table `height` rows tall shows of `f` (see `sort::proc_window`):
     /// the same rows as `visible_procs` around the selection, without sorting them all.
     pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
-        let text = self.narrow_text();
         proc_window(
             f,
             self.proc_sort,
             self.proc_reverse,
-            |p| text.is_none_or(|t| matches_text(p, t)),
+            |p| self.shows(p),
             self.selected_pid,
             height,
         )
@@ -456,6 +462,7 @@ impl App {
             Action::Replay(_) => {}
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
             Action::Suspend => self.suspend = true,
+            Action::HideExited => self.hide_exited = !self.hide_exited,
             Action::Findings => {
                 self.show_findings = true;
                 self.findings_scroll = 0;

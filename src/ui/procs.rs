@@ -171,7 +171,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     // Watched processes that exited: their last figures, and when. (Only with a filter,
     // and a filtered frame is small: looking a pid up among all rows is cheap.)
     let room = body_h.saturating_sub(rows.len());
-    if room > 0 && !app.exited.is_empty() {
+    if room > 0 && !app.exited.is_empty() && !app.hide_exited {
         let text = app.narrow_text();
         let in_table = |pid: u32| {
             fr.procs
@@ -207,10 +207,20 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     } else {
         format!("{} of {}", win.total, fr.procs.len())
     };
-    let title = format!(
+    let mut title = format!(
         " Processes {shown}  sorted by {} {arrow} ",
         app.proc_sort.name()
     );
+    if app.hide_exited {
+        // Only on a filtered or small frame is app.exited non-empty; gone rows are few.
+        let hidden = fr.procs.iter().filter(|p| p.gone).count()
+            + app
+                .exited
+                .keys()
+                .filter(|pid| !fr.procs.iter().any(|p| p.pid == **pid))
+                .count();
+        title.push_str(&format!("({hidden} exited hidden: x) "));
+    }
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title, th.title));
