@@ -37,8 +37,8 @@ pub struct Cli {
     pub no_futex: bool,
 
     /// Hook every futex call: the futex view also counts calls, EAGAINs and wake calls
-    /// (the idle-futex-storm figure of seed 003), at a cost to every futex call on the
-    /// machine. Without it only waits that slept are counted, from the scheduler probes,
+    /// (what shows an idle program's futex storm: a timer parking and waking its threads
+    /// a thousand times a second), at a cost to every futex call on the machine. Without it only waits that slept are counted, from the scheduler probes,
     /// which a futex storm does not feel. On with -p or --comm.
     #[arg(long = "futex-calls", conflicts_with = "no_futex")]
     pub futex_calls: bool,

@@ -46,7 +46,7 @@ fn futexes_80x24() {
     let t = text(&app_in(View::Futexes), 80, 24);
     assert!(t.contains("CONT/s▼") && t.contains("EAGAIN/s"), "{t}");
     assert!(
-        t.contains("runtime.stopm"),
+        t.contains("runtime.stop"),
         "the caller column is on screen:\n{t}"
     );
     snap!("futexes_80x24", t);

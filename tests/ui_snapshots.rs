@@ -107,10 +107,45 @@ fn help_screen_80x24() {
             b.help
         );
     }
+    // Then what each column and word on the screen means (issue 34, defect 14: GHOST/s,
+    // RQWAIT, lost and sched skips were not decodable on screen).
+    assert!(
+        all.contains("The columns and words on this screen:"),
+        "{all}"
+    );
+    for (name, help) in ttop::ui::help::columns(&app) {
+        // The name, then the first word of its meaning on the same row.
+        let first = help.split_whitespace().next().unwrap();
+        assert!(
+            all.lines()
+                .any(|l| l.contains(&format!("{name} ")) && l.contains(first)),
+            "{name}: {help}\n{all}"
+        );
+    }
+    for word in [
+        "GHOST/s",
+        "RQWAIT/s",
+        "MISS%",
+        "lost",
+        "sched skips",
+        "scan R",
+    ] {
+        assert!(
+            ttop::ui::help::columns(&app)
+                .iter()
+                .any(|(n, _)| *n == word),
+            "{word}"
+        );
+    }
     app.handle(Action::PageUp);
     assert!(app.show_help);
     app.handle(Action::Back);
     assert!(!app.show_help, "Esc closes it");
+    // In the thread view, the thread table's columns.
+    app.handle(Action::Open);
+    app.handle(Action::Help);
+    let cols = ttop::ui::help::columns(&app);
+    assert!(cols.iter().any(|(n, _)| *n == "LATmax"), "{cols:?}");
 }
 
 #[test]

@@ -169,12 +169,12 @@ fn worker_ticks(p: &P, i: u32) -> u64 {
 }
 
 /// Worker `i`'s share of a per-second figure of its process: `i` times a step of at
-/// most `cap`, at most half the total over all workers (the main thread has the rest),
-/// so every thread's figure differs.
+/// most `cap`, at most 90% of the total over all workers (the main thread has the
+/// rest, so no thread waits more than a second a second), so every thread's differs.
 fn worker_share(total: u64, cap: u64, p: &P, i: u32) -> u64 {
     let n = u64::from(p.threads);
     let steps = (n * n.saturating_sub(1) / 2).max(1);
-    u64::from(i) * cap.min(total / (2 * steps))
+    u64::from(i) * cap.min(total / 10 * 9 / steps)
 }
 
 fn proc_scan(p: &P, secs: u64) -> ProcScan {
@@ -242,7 +242,7 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
             // Every thread's figures differ; the process totals are `p`'s.
             let live = p.oncpu - p.ghost_ns;
             let on = |i| worker_share(live, 1_000_000, p, i);
-            let wait = |i| worker_share(p.wait_ns, 100_000, p, i);
+            let wait = |i| worker_share(p.wait_ns, u64::MAX, p, i);
             let (on_w, wait_w): (u64, u64) = (1..p.threads)
                 .map(|i| (on(i), wait(i)))
                 .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));

@@ -94,9 +94,16 @@ fn per_s(v: Option<u64>, secs: f64, width: usize) -> String {
     v.map_or("-".into(), |v| fmt::num(v as f64 / secs, width))
 }
 
-const COLS: &[Col<FutexFrame, FutexSort>] = &[
+/// Beyond `COLS`: the free-text column (the help screen lists it).
+pub const MORE: &[(&str, &str)] = &[(
+    "CALLER",
+    "the function that waited on the word: the waiters' stack's first frame outside the locking code",
+)];
+
+pub const COLS: &[Col<FutexFrame, FutexSort>] = &[
     Col {
         title: "PID",
+        help: "the process the futex word belongs to",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Pid),
@@ -104,6 +111,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "COMM",
+        help: "its name",
         width: 14,
         min_screen: 100,
         sort: None,
@@ -111,6 +119,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "UADDR",
+        help: "the futex word's address in the process (a shared word: its key)",
         width: 12,
         min_screen: 0,
         sort: None,
@@ -118,6 +127,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "KIND",
+        help: "private or shared, and the variants seen (PI, bitset, futex2)",
         width: 8,
         min_screen: 150,
         sort: None,
@@ -125,6 +135,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "CONT/s",
+        help: "contended waits per second: waits that slept until woken or timed out",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Contended),
@@ -132,6 +143,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "THR",
+        help: "threads that waited on the word in the interval",
         width: 4,
         min_screen: 0,
         sort: Some(FutexSort::Waiters),
@@ -139,13 +151,15 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "EAGAIN/s",
-        width: 8,
+        help: "waits that returned at once because the word had already changed (the lock was let go meanwhile): a retry, no sleep; - when calls are not hooked",
+        width: 9,
         min_screen: 0,
         sort: Some(FutexSort::Eagain),
         value: |r, s| per_s(r.eagain, s, 8),
     },
     Col {
         title: "WAIT/s",
+        help: "time threads spent asleep on the word, per second (over 1s: several asleep at once)",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Wait),
@@ -153,6 +167,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "MAX",
+        help: "the longest wait in the interval",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Max),
@@ -160,6 +175,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "AVG",
+        help: "the mean wait",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Avg),
@@ -167,6 +183,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "WAKE/s",
+        help: "wake calls on the word per second (- when calls are not hooked)",
         width: 7,
         min_screen: 110,
         sort: Some(FutexSort::Wakes),
@@ -174,6 +191,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "CALLS/s",
+        help: "every futex call on the word per second (- when calls are not hooked)",
         width: 8,
         min_screen: 120,
         sort: Some(FutexSort::Calls),

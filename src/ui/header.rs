@@ -34,11 +34,14 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         let d = &fr.drops_by_map;
         let lost = d.threads + d.procs + fr.contention.contention_drops.total();
         spans.push(Span::styled(
-            format!(" drops {lost} "),
+            format!(" lost {lost} "),
             if lost > 0 { th.alert } else { th.dim },
         ));
         if d.sched_gaps > 0 {
-            spans.push(Span::styled(format!(" gaps {} ", d.sched_gaps), th.dim));
+            spans.push(Span::styled(
+                format!(" sched skips {} ", d.sched_gaps),
+                th.dim,
+            ));
         }
     }
     if let Some(filter) = &fr.filter {
@@ -55,6 +58,46 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
+
+/// The header's and the overview panels' words, for the help screen.
+pub const WORDS: &[(&str, &str)] = &[
+    (
+        "lost",
+        "events lost this interval because a kernel map was full (JSON drops): the figures are floors; red when not 0",
+    ),
+    (
+        "sched skips",
+        "scheduler events the kernel did not deliver this interval (JSON drops_by_map.sched_gaps): a few a second move nothing visibly",
+    ),
+    (
+        "true",
+        "runnable threads (running or waiting for a CPU), averaged over the interval from every context switch (eBPF); max: the most at once",
+    ),
+    (
+        "scan R",
+        "threads in state R a /proc scan found, read at the pace top reads them (what top -H would count as running)",
+    ),
+    (
+        "procs_running",
+        "the kernel's own count of runnable threads at the end of the interval (/proc/stat), an instant",
+    ),
+    (
+        "blocked",
+        "threads in uninterruptible sleep (D) at that instant (/proc/stat procs_blocked)",
+    ),
+    (
+        "load",
+        "load average over 1, 5 and 15 minutes (/proc/loadavg)",
+    ),
+    (
+        "undercount",
+        "how many times more threads were runnable than the scan saw; why: the gap split into its causes",
+    ),
+    (
+        "findings",
+        "the patterns seen in the last intervals, most severe first; [n]: the view with the evidence (e opens it, f reads them whole)",
+    ),
+];
 
 /// Rows the banner needs (one per problem, and per note about the command line).
 pub fn banner_lines(fr: &Frame, app: &App) -> u16 {

@@ -1,6 +1,7 @@
-//! Help screen, generated from the keymap table. One column when it fits, two when not,
-//! and pages when two do not hold it (↓/PgDn and ↑/PgUp turn them; any other key
-//! closes the screen).
+//! Help screen, generated from the keymap table, then what each column and word on the
+//! screen means (from the tables' column definitions). One column when it fits, two
+//! when not, and pages when two do not hold it (↓/PgDn and ↑/PgUp turn them; any other
+//! key closes the screen).
 
 use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -8,24 +9,62 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::Theme;
-use crate::app::App;
 use crate::app::keymap::{Action, Binding, bindings_for};
 use crate::app::replay_keys::REPLAY_KEYMAP;
+use crate::app::{App, View};
 
 /// Width of the key column.
 const KEY_W: usize = 7;
 
 fn entries(app: &App, th: &Theme) -> Vec<Line<'static>> {
     let replay = app.replay.iter().flat_map(|_| REPLAY_KEYMAP);
-    replay
+    let keys = replay
         .chain(bindings_for(app.view).filter(|b| app.replay.is_none() || !shadowed(b)))
         .map(|b| {
             Line::from(vec![
                 Span::styled(format!("{:<KEY_W$}", b.label), th.title),
                 Span::raw(b.help),
             ])
-        })
-        .collect()
+        });
+    let words = columns(app).into_iter().map(|(name, help)| {
+        Line::from(vec![
+            Span::styled(format!("{name:<KEY_W$} "), th.header),
+            Span::raw(help),
+        ])
+    });
+    let head = Line::from(Span::styled(
+        "The columns and words on this screen:",
+        th.title,
+    ));
+    keys.chain(std::iter::once(head)).chain(words).collect()
+}
+
+/// What each column (and each word of the header and panels) on the screen of `app`
+/// means, and its unit: from the tables' own column definitions where they have them.
+pub fn columns(app: &App) -> Vec<(&'static str, &'static str)> {
+    use super::{cores, futexes, header, ipi, latency, locks, procs, profile, threads};
+    match app.view {
+        View::Main if app.thread_pid.is_some() => threads::COLUMNS.to_vec(),
+        View::Main => {
+            let mut v: Vec<_> = procs::COLS.iter().map(|c| (c.title, c.help)).collect();
+            v.push((
+                "COMMAND",
+                "command line (read once per process); for a process that exited, when",
+            ));
+            v.extend(header::WORDS);
+            v.extend(cores::COLUMNS);
+            v
+        }
+        View::Futexes => (futexes::COLS.iter().map(|c| (c.title, c.help)))
+            .chain(futexes::MORE.iter().copied())
+            .collect(),
+        View::Locks => (locks::COLS.iter().map(|c| (c.title, c.help)))
+            .chain(locks::MORE.iter().copied())
+            .collect(),
+        View::Ipi => ipi::COLUMNS.to_vec(),
+        View::Latency => latency::COLUMNS.to_vec(),
+        View::Profile => profile::COLUMNS.to_vec(),
+    }
 }
 
 /// How the help is laid out in `area`: the popup, and its pages, each a left and a
@@ -156,4 +195,32 @@ pub fn shadowed(b: &Binding) -> bool {
         || b.keys
             .iter()
             .all(|k| REPLAY_KEYMAP.iter().any(|r| r.keys.contains(k)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{cores, ipi, latency};
+
+    /// Every column a hand-written header shows has its meaning among the columns the
+    /// help screen lists (the tables built from a column list have it by construction).
+    #[test]
+    fn every_column_is_explained() {
+        let ipi_senders = ["PID", "COMM", "KIND", "FUNCTION", "IPI/s", "CALLS/s"];
+        let lat_threads = ["TID", "PID", "COMM", "WAITS/s", "MAX AT (UTC)"];
+        type Help = &'static [(&'static str, &'static str)];
+        let tables: [(Help, Vec<&str>); 3] = [
+            (cores::COLUMNS, cores::HEADER.to_vec()),
+            (ipi::COLUMNS, [&ipi::CPU_HEADER[..], &ipi_senders].concat()),
+            (
+                latency::COLUMNS,
+                [&latency::CPU_HEADER[..], &lat_threads].concat(),
+            ),
+        ];
+        for (columns, header) in tables {
+            let names: Vec<&str> = columns.iter().flat_map(|(n, _)| n.split(", ")).collect();
+            for h in header.iter().map(|h| h.trim()).filter(|h| !h.is_empty()) {
+                assert!(names.contains(&h), "{h} has no help");
+            }
+        }
+    }
 }

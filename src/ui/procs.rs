@@ -9,6 +9,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
 use super::fmt;
+use super::futexes::dur_us;
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::sort::ProcSort;
@@ -20,8 +21,10 @@ use crate::model::frame::ProcFrame;
 /// (or any ghost thread ran).
 pub const MISS_HIGHLIGHT: f64 = 5.0;
 
-struct Col {
-    title: &'static str,
+pub struct Col {
+    pub title: &'static str,
+    /// What the column means and its unit (the help screen lists it).
+    pub help: &'static str,
     width: u16,
     /// Shown only when the table is at least this wide.
     min_screen: u16,
@@ -39,9 +42,10 @@ fn rate(v: Option<u64>, secs: f64) -> String {
     v.map_or("-".to_string(), |v| fmt::num(v as f64 / secs, 6))
 }
 
-const COLS: &[Col] = &[
+pub const COLS: &[Col] = &[
     Col {
         title: "PID",
+        help: "process ID",
         width: 7,
         min_screen: 0,
         sort: Some(ProcSort::Pid),
@@ -49,6 +53,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "COMM",
+        help: "process name, as the kernel keeps it (/proc/PID/comm, 15 characters)",
         width: 15,
         min_screen: 0,
         sort: Some(ProcSort::Comm),
@@ -56,6 +61,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "S",
+        help: "state at the scan: R running or runnable, S sleeping, D uninterruptible, I idle kernel thread, T stopped, Z zombie; X gone before the scan",
         width: 1,
         min_screen: 56,
         sort: None,
@@ -63,6 +69,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "THR",
+        help: "threads the /proc scan found",
         width: 4,
         min_screen: 60,
         sort: Some(ProcSort::Threads),
@@ -70,6 +77,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "R",
+        help: "of those, threads in state R (running or waiting for a CPU) at the scan",
         width: 3,
         min_screen: 100,
         sort: None,
@@ -77,6 +85,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "NEW/s",
+        help: "threads created per second (eBPF)",
         width: 6,
         min_screen: 70,
         sort: Some(ProcSort::Created),
@@ -84,20 +93,23 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "EXIT/s",
-        width: 6,
+        help: "threads that exited per second (eBPF)",
+        width: 7,
         min_screen: 70,
         sort: Some(ProcSort::Exited),
         value: |p, s| rate(p.threads_exited, s),
     },
     Col {
         title: "GHOST/s",
-        width: 7,
+        help: "ghost threads per second: born and dead between two scans, so no scan (top, htop, ps) ever lists them (eBPF)",
+        width: 8,
         min_screen: 48,
         sort: Some(ProcSort::Ghosts),
         value: |p, s| rate(p.ghost_threads, s),
     },
     Col {
         title: "GHOST%",
+        help: "CPU the ghost threads used, in % of one CPU: the CPU a per-thread scan cannot attribute",
         width: 6,
         min_screen: 110,
         sort: None,
@@ -109,6 +121,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "SCAN%",
+        help: "CPU as top computes it, from utime+stime in /proc/PID/stat between two scans, in % of one CPU (- when the process was gone at the scan)",
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuScan),
@@ -116,23 +129,34 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "TRUE%",
+        help: "CPU measured at every context switch (eBPF), exited threads included, in % of one CPU",
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuTrue),
         value: |p, _| p.cpu_pct_true.map_or("-".into(), fmt::pct),
     },
     Col {
-        title: "RQWAIT",
-        width: 7,
-        min_screen: 77,
-        sort: Some(ProcSort::RunqWait),
-        value: |p, s| {
-            p.runq_wait_ms
-                .map_or("-".into(), |v| format!("{}ms", fmt::num(v / s, 5)))
+        title: "MISS%",
+        help: "CPU the scan misses, in % of one CPU: TRUE% above SCAN%, plus GHOST% (- without eBPF, or when the scan did not read the process)",
+        width: 6,
+        min_screen: 140,
+        sort: Some(ProcSort::Miss),
+        value: |p, _| match p.cpu_pct_true {
+            Some(_) if !p.gone => fmt::pct(p.scan_miss),
+            _ => "-".into(),
         },
     },
     Col {
+        title: "RQWAIT/s",
+        help: "time its threads spent runnable but waiting for a CPU, per second of the interval (over 1s: several threads waiting at once)",
+        width: 9,
+        min_screen: 77,
+        sort: Some(ProcSort::RunqWait),
+        value: |p, s| p.runq_wait_ms.map_or("-".into(), |v| dur_us(v * 1e3 / s)),
+    },
+    Col {
         title: "RSS",
+        help: "resident memory (K, M, G of 1024)",
         width: 6,
         min_screen: 120,
         sort: Some(ProcSort::Rss),
@@ -140,12 +164,51 @@ const COLS: &[Col] = &[
     },
 ];
 
+/// The columns a table `width` wide shows: those the width has room for, and always
+/// the one it is sorted by (in place of the ones that want the widest screen).
+pub fn columns(width: u16, sort: ProcSort) -> Vec<&'static Col> {
+    let sorted = |c: &Col| c.sort == Some(sort);
+    let mut cols: Vec<&Col> = COLS
+        .iter()
+        .filter(|c| width >= c.min_screen || sorted(c))
+        .collect();
+    while cols.iter().map(|c| c.width + 1).sum::<u16>() > width {
+        let Some(i) = (0..cols.len())
+            .filter(|&i| !sorted(cols[i]) && cols[i].min_screen > 0)
+            .max_by_key(|&i| cols[i].min_screen)
+        else {
+            break;
+        };
+        cols.remove(i);
+    }
+    cols
+}
+
+/// The cells of a watched process that exited, from its last row: its state X, and
+/// when it went (in the command column, else after its name).
+fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, secs: f64, cmd: bool) -> Vec<String> {
+    let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, secs)).collect();
+    if let Some(i) = cols.iter().position(|c| c.title == "S") {
+        cells[i] = "X".to_string();
+    }
+    if cmd {
+        cells.push(format!(
+            "exited {} UTC; last figures shown (pid {})",
+            fmt::clock(t),
+            last.pid
+        ));
+    } else if let Some(c) = cells.get_mut(1) {
+        *c = format!("{} exited", fmt::inert(&last.comm));
+    }
+    cells
+}
+
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     if area.height < 3 {
         return;
     }
     let secs = fr.interval_s.max(1e-9);
-    let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
+    let cols = columns(area.width, app.proc_sort);
     let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
     let show_cmd = area.width >= fixed + 20;
     let arrow = if app.proc_reverse { "▲" } else { "▼" };
@@ -184,18 +247,9 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             .filter(|(pid, _)| !in_table(**pid))
             .take(room)
         {
-            let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, secs)).collect();
-            cells[2] = "X".to_string();
-            let note = format!(
-                "exited {} UTC; last figures shown (pid {pid})",
-                fmt::clock(*t)
-            );
-            if show_cmd {
-                cells.push(note);
-            } else if let Some(c) = cells.get_mut(1) {
-                *c = format!("{} exited", fmt::inert(&last.comm));
-            }
-            rows.push((th.dim, cells));
+            let mut last = last.clone();
+            last.pid = *pid;
+            rows.push((th.dim, exited_cells(&cols, &last, *t, secs, show_cmd)));
         }
     }
     let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
@@ -342,7 +396,7 @@ mod tests {
             return;
         }
         let secs = fr.interval_s.max(1e-9);
-        let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
+        let cols = columns(area.width, app.proc_sort);
         let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
         let show_cmd = area.width >= fixed + 20;
         let arrow = if app.proc_reverse { "▲" } else { "▼" };
@@ -412,21 +466,10 @@ mod tests {
             })
             .take(room)
         {
-            let mut cells: Vec<Cell> = cols
-                .iter()
-                .map(|c| Cell::from((c.value)(last, secs)))
-                .collect();
-            cells[2] = Cell::from("X");
-            let note = format!(
-                "exited {} UTC; last figures shown (pid {pid})",
-                fmt::clock(*t)
-            );
-            if show_cmd {
-                cells.push(Cell::from(note));
-            } else if let Some(c) = cells.get_mut(1) {
-                *c = Cell::from(format!("{} exited", fmt::inert(&last.comm)));
-            }
-            rows.push(Row::new(cells).style(th.dim));
+            let mut last = last.clone();
+            last.pid = *pid;
+            let cells = exited_cells(&cols, &last, *t, secs, show_cmd);
+            rows.push(Row::new(cells.into_iter().map(Cell::from)).style(th.dim));
         }
         let mut widths: Vec<Constraint> =
             cols.iter().map(|c| Constraint::Length(c.width)).collect();
@@ -501,6 +544,25 @@ mod tests {
         }
         out.push(("narrowed, exited rows".into(), app));
         out
+    }
+
+    /// A sorted column's title keeps its arrow (▼): the column is one wider than it.
+    #[test]
+    fn sorted_titles_keep_their_arrow() {
+        use super::super::{futexes, locks};
+        let procs = COLS.iter().map(|c| (c.title, c.width, c.sort.is_some()));
+        let futex = futexes::COLS
+            .iter()
+            .map(|c| (c.title, c.width, c.sort.is_some()));
+        let lock = locks::COLS
+            .iter()
+            .map(|c| (c.title, c.width, c.sort.is_some()));
+        for (title, width, sorts) in procs.chain(futex).chain(lock) {
+            assert!(
+                !sorts || title.chars().count() < usize::from(width),
+                "{title}"
+            );
+        }
     }
 
     /// Row for row, cell for cell, style for style, the body written into the buffer

@@ -16,6 +16,27 @@ use crate::app::App;
 use crate::model::Frame;
 use crate::model::flame::{self, Cell, Node};
 
+/// The graph's cues and the table's columns (the help screen lists them).
+pub const COLUMNS: &[(&str, &str)] = &[
+    (
+        "width",
+        "a frame's share of the samples (or of the time off the CPU) shown, its callees included",
+    ),
+    (
+        "▲",
+        "a plateau: at least 10% of the shown samples in the frame itself",
+    ),
+    ("_[k]", "a kernel frame"),
+    (
+        "SELF%, SELF",
+        "samples (ms off the CPU) in the function itself",
+    ),
+    (
+        "TOTAL%, TOTAL",
+        "samples (ms) in the function and what it called",
+    ),
+];
+
 /// Self time that makes a frame a plateau: this share of the shown samples.
 pub const PLATEAU: f64 = 0.10;
 

@@ -93,12 +93,19 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if area.height == 0 {
         return;
     }
+    let r = &fr.runnable;
+    // The scan reads /proc at the pace top does (a recording made before it did, or
+    // TTOP_UNPACED, has no top_view).
+    let title = if r.top_view.is_some() && area.width >= 60 {
+        " Runnable threads · the scan reads /proc at top's pace "
+    } else {
+        " Runnable threads "
+    };
     let block = Block::default()
         .borders(Borders::TOP)
-        .title(Span::styled(" Runnable threads ", th.title));
+        .title(Span::styled(title, th.title));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let r = &fr.runnable;
     let show_chart = inner.width >= 100 && !app.history.is_empty();
     let text_w = if show_chart { 70 } else { inner.width };
     let mut lines = Vec::new();
@@ -123,7 +130,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         ))),
     }
     lines.push(Line::from(vec![
-        Span::styled("top  ", th.scan),
+        Span::styled("scan ", th.scan),
         Span::raw(format!(
             " R {:<4} procs_running {:<3} blocked {:<3} load {:.2} {:.2} {:.2}",
             r.scan_running,
@@ -196,7 +203,7 @@ fn render_history(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
             .style(th.truth)
             .data(&truth),
         Dataset::default()
-            .name("top")
+            .name("scan")
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(th.scan)
