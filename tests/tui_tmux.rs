@@ -179,7 +179,7 @@ fn drive_the_dashboard_and_quit_cleanly() {
     t.wait_for("Processes");
     t.keys(&["?"]);
     t.wait_for("ttop keys");
-    t.keys(&["x"]); // any key closes help
+    t.keys(&["z"]); // any key closes help (z does nothing else)
     t.keys(&["s"]);
     t.wait_for("sorted by");
     t.keys(&["p", "1", "Enter"]);

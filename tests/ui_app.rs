@@ -243,3 +243,34 @@ fn the_sorted_column_is_always_shown() {
         }
     }
 }
+
+/// The header keeps what matters now (the mode, losses, the filter) on a narrow screen:
+/// the machine's description gives way first (the filter was cut off at 100 columns
+/// once losses were shown).
+#[test]
+fn the_header_keeps_the_filter_on_narrow_screens() {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    let mut f = derive(
+        &sys,
+        Some(&sample(1, Some(&[1817]))),
+        &sample(2, Some(&[1817])),
+    );
+    f.drops_by_map.threads = 58;
+    f.drops_by_map.sched_gaps = 2;
+    app.push_frame(f);
+    app.handle(Action::TogglePause);
+    for w in [60, 80, 100, 200] {
+        let text = screen(&app, w, 24);
+        let head = text.lines().next().unwrap();
+        for want in ["live eBPF", "lost 58", "watching pid 1817", "PAUSED"] {
+            assert!(head.contains(want), "{want} at {w}: {head}");
+        }
+        if w == 200 {
+            assert!(
+                head.contains("db-prod-7") && head.contains("6.18.0-ttop"),
+                "{head}"
+            );
+        }
+    }
+}

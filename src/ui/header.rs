@@ -17,19 +17,18 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     } else {
         "procfs-only"
     };
-    let mut spans = vec![
-        Span::styled(" ttop ", th.header),
-        Span::raw(format!(
-            " {}  {}  {} CPUs  up {}  {} {}  {:.1}s ",
-            fmt::inert(&fr.host),
-            fmt::inert(&fr.kernel),
-            fr.ncpus,
-            fmt::uptime(fr.uptime_s),
-            app.source,
-            mode,
-            fr.interval_s,
-        )),
+    // The machine's description gives way first (kernel, uptime, host, CPUs) when the
+    // line is too narrow for what matters now: the mode, losses, the filter, recording.
+    // (what, the order it gives way in)
+    let mut about = vec![
+        (fmt::inert(&fr.host), 2),
+        (fmt::inert(&fr.kernel), 0),
+        (format!("{} CPUs", fr.ncpus), 3),
+        (format!("up {}", fmt::uptime(fr.uptime_s)), 1),
     ];
+    let mut spans = vec![Span::styled(" ttop ", th.header), Span::raw(String::new())];
+    // Where the scheduler's skipped events are said: they give way after the machine.
+    let mut skips = None;
     if fr.mode == "bpf" {
         let d = &fr.drops_by_map;
         let lost = d.threads + d.procs + fr.contention.contention_drops.total();
@@ -38,6 +37,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             if lost > 0 { th.alert } else { th.dim },
         ));
         if d.sched_gaps > 0 {
+            skips = Some(spans.len());
             spans.push(Span::styled(
                 format!(" sched skips {} ", d.sched_gaps),
                 th.dim,
@@ -56,6 +56,32 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if app.paused {
         spans.push(Span::styled(" PAUSED ", th.alert));
     }
+    let now = format!(
+        "{} {}  {}s ",
+        app.source,
+        mode,
+        fmt::fixed(fr.interval_s, 1)
+    );
+    let mut rest: usize = spans.iter().map(Span::width).sum();
+    let text = |about: &[(String, u8)]| {
+        let mut t = String::from(" ");
+        for (a, _) in about {
+            t.push_str(a);
+            t.push_str("  ");
+        }
+        t.push_str(&now);
+        t
+    };
+    while rest + Span::raw(text(&about)).width() > usize::from(area.width) {
+        if let Some(i) = (0..about.len()).min_by_key(|&i| about[i].1) {
+            about.remove(i);
+        } else if let Some(i) = skips.take() {
+            rest -= spans.remove(i).width();
+        } else {
+            break;
+        }
+    }
+    spans[1] = Span::raw(text(&about));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
