@@ -19,27 +19,21 @@ fn main() {
              (or run `bash .ci/deps` from the repository root).\n\n"
         );
     }
-    let arch = match env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
-        Ok("x86_64") => "x86",
-        Ok("aarch64") => "arm64",
-        Ok("riscv64") => "riscv",
-        Ok("powerpc64") => "powerpc",
-        Ok("s390x") => "s390",
-        _ => "x86",
+    // One vmlinux.h per supported architecture, in bpf/<arch>/ (generated from that
+    // architecture's kernel BTF: `bpftool btf dump file /sys/kernel/btf/vmlinux format c`).
+    // Another architecture's types would compile and then read the wrong offsets.
+    let target = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let arch = match target.as_str() {
+        "x86_64" => "x86",
+        other => panic!(
+            "\n\nttop's eBPF programs are built for x86_64 only: there is no \
+             bpf/<arch>/vmlinux.h for {other:?}.\nAdd one (bpftool btf dump file \
+             /sys/kernel/btf/vmlinux format c > bpf/<arch>/vmlinux.h on that architecture) \
+             and map {other:?} to it in build.rs.\n\n"
+        ),
     };
-    println!("cargo:rerun-if-changed=bpf/ttop.h");
-    println!("cargo:rerun-if-changed=bpf/vmlinux.h");
-    println!("cargo:rerun-if-changed=bpf/sched_dirty.h");
-    println!("cargo:rerun-if-changed=bpf/sched_latency.h");
-    println!("cargo:rerun-if-changed=bpf/lock_stacks.h");
-    for h in [
-        "contention.h",
-        "contention_futex.h",
-        "contention_mmap.h",
-        "contention_locks.h",
-    ] {
-        println!("cargo:rerun-if-changed=bpf/{h}");
-    }
+    // Every header and program (a directory is watched whole, new files included).
+    println!("cargo:rerun-if-changed=bpf");
     let mut entries: Vec<_> = std::fs::read_dir("bpf")
         .expect("bpf/ exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -61,6 +55,7 @@ fn main() {
             .clang_args([
                 format!("-D__TARGET_ARCH_{arch}"),
                 "-Ibpf".to_string(),
+                format!("-Ibpf/{arch}"),
                 "-Wall".to_string(),
                 "-Wno-unused-function".to_string(),
             ])

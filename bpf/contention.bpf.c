@@ -22,6 +22,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "compat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

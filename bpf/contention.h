@@ -114,12 +114,39 @@ struct {
 	__type(value, struct ttop_thread_state);
 } thread_state SEC(".maps");
 
+/* Before 5.11 there is no task storage (nor bpf_get_current_task_btf): the same state is
+ * kept in this hash by thread id, and deleted when the thread exits
+ * (ttop_futex_thread_exit). User space sets state_by_tid, sizes this map (one entry
+ * otherwise) and leaves thread_state uncreated; the task-storage code is then never
+ * reached, so the verifier of an old kernel never sees it. LRU: a thread whose exit was
+ * missed cannot fill it. */
+const volatile __u32 state_by_tid;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_thread_state);
+} thread_state_h SEC(".maps");
+
+static const struct ttop_thread_state thread_state_zero;
+
 /* This thread's state; created (zeroed) if `create`. NULL only if the allocation
  * failed, or under recursion (a task-storage call already running on this CPU). */
 static __always_inline struct ttop_thread_state *my_state(bool create)
 {
-	return bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	struct ttop_thread_state *ts;
+	__u32 tid;
+
+	if (!state_by_tid)
+		return bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	tid = (__u32)bpf_get_current_pid_tgid();
+	ts = bpf_map_lookup_elem(&thread_state_h, &tid);
+	if (ts || !create)
+		return ts;
+	bpf_map_update_elem(&thread_state_h, &tid, &thread_state_zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&thread_state_h, &tid);
 }
 
 /* Written by user space: 1 when lock:contention_begin is attached, so mmap_lock waits

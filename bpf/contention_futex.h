@@ -116,11 +116,11 @@ volatile __u64 clock_ns;
 volatile __u64 calls_since_ns;
 volatile __u64 sleeps_since_ns;
 
-/* Whether the syscall-exit tracepoint can read the call's arguments itself
- * (bpf_task_pt_regs, 5.15+): then only a wait needs its entry remembered. */
+/* Whether the syscall-exit tracepoint can read the call's arguments itself (its saved
+ * user registers: compat.h): then only a wait needs its entry remembered. */
 static __always_inline bool args_at_exit(void)
 {
-	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
+	return have_user_regs();
 }
 
 /* A futex call from its syscall number and a0, a1 and a3, its first, second and fourth
@@ -205,7 +205,9 @@ __noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 id, bool mmap_row)
 	c = bpf_map_lookup_elem(&ustack_scratch, &zero);
 	if (!c)
 		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	regs = task_user_regs(current_task());
+	if (!regs)
+		return 0;
 	c->ip = PT_REGS_IP_CORE(regs);
 	sp = PT_REGS_SP_CORE(regs);
 	c->sp = sp;
@@ -267,7 +269,7 @@ static __always_inline void pend_into(struct ttop_futex_pend *p, struct ttop_fut
 	p->flags = 0;
 }
 
-__noinline int pend_flush(struct ttop_futex_pend *p)
+static __noinline int pend_flush(struct ttop_futex_pend *p)
 {
 	struct ttop_futex_stats *s;
 
@@ -375,8 +377,9 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 	s->wait_ns += dur;
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	/* A user stack walk per contended wait is too much under a storm: take the first
-	 * one, then one in 64. */
-	if (!ustacks_off && (s->ustack < 0 || (s->contended & 63) == 0)) {
+	 * one, then one in 64. A stack the map refused (-2) waits for the next one in 64
+	 * too: retried at every wait, a full map cost a walk per wait. */
+	if (!ustacks_off && (s->ustack == -1 || (s->contended & 63) == 0)) {
 		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
 		if (sid >= 0) {
@@ -384,6 +387,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 			__sync_fetch_and_add(&ustack_stats[0], 1);
 			copy_ustack(pid_tgid >> 32, c->uaddr, 0, false);
 		} else if (s->ustack < 0) {
+			s->ustack = -2;
 			cdrop(CDROP_STACKS);
 		}
 		__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - now);
@@ -457,9 +461,11 @@ int ttop_futex_exit(struct ttop_sys_exit_rec *ctx)
 		return futex_exit(ctx, ctx->ret);
 	/* The syscall's registers still hold its arguments here (the return value goes
 	 * to ax on x86-64, to x0 on arm64, whose first argument is kept in orig_x0). */
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	futex_decode(id, PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
-		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? PT_REGS_PARM4_SYSCALL(regs) : 0,
+	regs = task_user_regs(current_task());
+	if (!regs)
+		return futex_exit(ctx, ctx->ret);
+	futex_decode(id, PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
+		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? PT_REGS_PARM4_CORE_SYSCALL(regs) : 0,
 		     &c);
 	if (c.kind == KIND_WAIT)
 		return futex_exit(ctx, ctx->ret);
@@ -504,9 +510,14 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(ttop_futex_thread_exit, struct task_struct *task)
 {
 	struct ttop_thread_state *ts = my_state(false);
+	__u32 tid;
 
 	if (ts)
 		pend_flush(&ts->pend);
+	if (state_by_tid) {
+		tid = (__u32)bpf_get_current_pid_tgid();
+		bpf_map_delete_elem(&thread_state_h, &tid);
+	}
 	return 0;
 }
 

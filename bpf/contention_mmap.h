@@ -260,7 +260,8 @@ static __always_inline void mmap_ustack(void *ctx, struct ttop_mmap_stats *s, __
 	__u64 t0;
 	long sid;
 
-	if (ustacks_off || (s->ustack >= 0 && (n & 63) != 0))
+	/* A stack the map refused (-2) is tried again with the 64th event, not each one. */
+	if (ustacks_off || (s->ustack != -1 && (n & 63) != 0))
 		return;
 	t0 = bpf_ktime_get_ns();
 	sid = bpf_get_stackid(ctx, &mmap_ustacks, BPF_F_USER_STACK);
@@ -268,6 +269,7 @@ static __always_inline void mmap_ustack(void *ctx, struct ttop_mmap_stats *s, __
 		s->ustack = sid;
 		__sync_fetch_and_add(&ustack_stats[0], 1);
 	} else if (s->ustack < 0) {
+		s->ustack = -2;
 		cdrop(CDROP_STACKS);
 	}
 	s->ustack_tid = tid;

@@ -57,7 +57,7 @@ static __always_inline void futex_sleep_begin(void *ctx, struct task_struct *pre
 	ts->fsleep.early_uaddr = 0;
 	/* The sleeper is the current task: its user stack, as futex_account takes one (the
 	 * entry's first contended wait, then one in 64). */
-	if (!ustacks_off && (s->ustack < 0 || (s->contended & 63) == 0)) {
+	if (!ustacks_off && (s->ustack == -1 || (s->contended & 63) == 0)) {
 		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
 		if (sid >= 0) {
@@ -65,6 +65,7 @@ static __always_inline void futex_sleep_begin(void *ctx, struct task_struct *pre
 			__sync_fetch_and_add(&ustack_stats[0], 1);
 			copy_ustack(pid_tgid >> 32, c.uaddr, 0, false);
 		} else if (s->ustack < 0) {
+			s->ustack = -2; /* refused: next tried with the 64th wait */
 			cdrop(CDROP_STACKS);
 		}
 		__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - now);
@@ -107,6 +108,17 @@ int BPF_PROG(ttop_futex_switch, bool preempt, struct task_struct *prev,
 {
 	if (!preempt)
 		futex_sleep_begin(ctx, prev, prev_state);
+	futex_sleep_end(next);
+	return 0;
+}
+
+/* Before 5.18: no prev_state argument (compat.h). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_futex_switch3, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	if (!preempt)
+		futex_sleep_begin(ctx, prev, task_state(prev));
 	futex_sleep_end(next);
 	return 0;
 }

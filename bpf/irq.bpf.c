@@ -46,6 +46,7 @@ struct {
 const volatile __u64 flush_tlb_func_addr;  /* flush_tlb_func */
 const volatile __u64 smp_ipi_func_addr;    /* generic_smp_call_function_single_interrupt */
 const volatile __u32 cpumask_words = 1;    /* longs of struct cpumask worth reading */
+const volatile __u32 mm_owner_ok;          /* mm_struct has owner (CONFIG_MEMCG) */
 
 /* Read by user space. */
 __u64 idrops[IDROP__COUNT];
@@ -96,10 +97,10 @@ int BPF_PROG(ttop_irq_work_entry, int vector)
 	return 0;
 }
 
-static __always_inline struct ipi_src_stats *src_get(__u32 kind, __u64 func)
+static __always_inline struct ipi_src_stats *src_get_for(__u32 tgid, __u32 kind, __u64 func)
 {
 	struct ipi_src_key k = {
-		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.tgid = tgid,
 		.kind = kind,
 		.func = func,
 	};
@@ -114,6 +115,12 @@ static __always_inline struct ipi_src_stats *src_get(__u32 kind, __u64 func)
 	if (!s)
 		__sync_fetch_and_add(&idrops[IDROP_SENDERS], 1);
 	return s;
+}
+
+/* The current process sends (or queues) it. */
+static __always_inline struct ipi_src_stats *src_get(__u32 kind, __u64 func)
+{
+	return src_get_for(bpf_get_current_pid_tgid() >> 32, kind, func);
 }
 
 static __always_inline __u32 call_kind(__u64 func)
@@ -227,5 +234,39 @@ int BPF_PROG(ttop_tlb_flush, int reason, unsigned long pages)
 	barrier_var(r); /* keep the bounds check the verifier needs */
 	if (c && r < TTOP_TLB_REASONS)
 		c->tlb[r]++;
+	return 0;
+}
+
+/*
+ * Before csd:* (6.3) a TLB shootdown received is the flush function called on behalf of
+ * another CPU; where the kernel takes kprobes, one on it counts exactly what the
+ * /proc/interrupts TLB line counts (irq_tlb_count is bumped on its entry for remote
+ * flushes, before any early return). 5.10's flush_tlb_func_remote runs only for other
+ * CPUs (its flush_tlb_info has no initiating_cpu); from 5.13 flush_tlb_func runs for both
+ * and tells them apart by initiating_cpu. User space attaches this program to whichever
+ * function the kernel has. The flush is charged to the process whose address space it
+ * is (mm->owner): the sender's own, but for a flush of another process's memory (page
+ * migration by a kernel thread) the victim, where csd_queue_cpu would charge the sender.
+ */
+SEC("kprobe")
+int BPF_KPROBE(ttop_kp_flush_tlb_func, struct flush_tlb_info *f)
+{
+	struct irq_cpu_stats *c;
+	struct ipi_src_stats *s;
+	struct mm_struct *mm;
+	__u32 tgid = 0;
+
+	if (bpf_core_field_exists(f->initiating_cpu) &&
+	    BPF_CORE_READ(f, initiating_cpu) == bpf_get_smp_processor_id())
+		return 0;
+	c = this_cpu();
+	if (c)
+		c->tlb_shootdowns++;
+	mm = BPF_CORE_READ(f, mm);
+	if (mm && mm_owner_ok)
+		tgid = BPF_CORE_READ(mm, owner, tgid);
+	s = src_get_for(tgid, IPI_SENT_TLB, flush_tlb_func_addr);
+	if (s)
+		__sync_fetch_and_add(&s->queued, 1);
 	return 0;
 }

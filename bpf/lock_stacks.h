@@ -17,8 +17,10 @@
  * in KCACHE_RECHECK is walked again (1 in KCACHE_RECHECK_LATE once KCACHE_EARLY such
  * walks agreed: at 1 in 16, the re-walks were half of a cache hit's average cost on a
  * fixed path). A fingerprint found naming two stacks is never trusted again and is
- * counted (kstack_stats[KSTACK_WRONG]). A stack id always names the same stack (user
- * space never deletes from `kstacks`), so a cached id cannot go stale.
+ * counted (kstack_stats[KSTACK_WRONG]). User space deletes from `kstacks` the ids no
+ * live lock entry has referred to for two reads (so a long run does not fill it), and
+ * bumps kstack_epoch as it does: an entry cached in an older epoch may hold a freed id,
+ * and answers again only once a walk gave it the same id in this epoch.
  */
 #ifndef TTOP_LOCK_STACKS_H
 #define TTOP_LOCK_STACKS_H
@@ -65,8 +67,11 @@ struct ttop_kcache_ent {
 	__s32 id;
 	__u32 state; /* KCACHE_NEW, KCACHE_TRUSTED or KCACHE_NEVER */
 	__u32 checks; /* re-walks that agreed since the entry was trusted */
-	__u32 pad;
+	__u32 epoch; /* kstack_epoch when a walk last gave it its id */
 };
+
+/* Written by user space: bumped whenever it frees kstacks ids (see above). */
+volatile __u32 kstack_epoch;
 #define KCACHE_NEW 0
 #define KCACHE_TRUSTED 1
 #define KCACHE_NEVER 2
@@ -268,7 +273,7 @@ __noinline int ttop_kscan_covers(__u64 nf)
  * tells the call sites in this program apart (their frames differ in the stack). */
 static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 {
-	__u32 zero = 0, slot;
+	__u32 zero = 0, slot, epoch = kstack_epoch;
 	struct ttop_kscan *b = bpf_map_lookup_elem(&kscan, &zero);
 	struct ttop_kcache_ent *e = NULL;
 	__u64 fp = 0;
@@ -289,7 +294,7 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 		slot = (__u32)(fp >> 20) & (KCACHE_SLOTS - 1);
 		e = bpf_map_lookup_elem(&kcache, &slot);
 	}
-	if (e && e->fp == fp && e->state == KCACHE_TRUSTED &&
+	if (e && e->fp == fp && e->state == KCACHE_TRUSTED && e->epoch == epoch &&
 	    (bpf_get_prandom_u32() &
 	     (e->checks < KCACHE_EARLY ? KCACHE_RECHECK - 1 : KCACHE_RECHECK_LATE - 1))) {
 		__sync_fetch_and_add(&kstack_stats[KSTACK_CACHED], 1);
@@ -306,6 +311,7 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 		e->id = id;
 		e->state = KCACHE_NEW;
 		e->checks = 0;
+		e->epoch = epoch;
 	}
 	if (e->state == KCACHE_NEVER)
 		return id;
@@ -313,8 +319,14 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 		e->state = KCACHE_NEVER;
 		__sync_fetch_and_add(&kstack_stats[KSTACK_WRONG], 1);
 	} else if (e->state == KCACHE_TRUSTED) {
-		e->checks++;
+		/* Trusted in an older epoch: the walk gave the same id again, so it is
+		 * stored (again) and may be answered from here on. */
+		if (e->epoch != epoch)
+			e->epoch = epoch;
+		else
+			e->checks++;
 	} else if (e->state == KCACHE_NEW) {
+		e->epoch = epoch;
 		len = bpf_get_stack(ctx, b->f, sizeof(b->f), 0);
 		e->state = len > 0 && ttop_kscan_covers((__u64)len / sizeof(__u64)) ?
 				   KCACHE_TRUSTED : KCACHE_NEVER;

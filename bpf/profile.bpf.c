@@ -19,6 +19,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "compat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -90,9 +91,11 @@ static __always_inline void copy_user_stack(struct ttop_prof_sample *s, struct t
 
 	s->ip = s->sp = s->bp = 0;
 	s->len = 0;
-	if (!task->mm)
+	if (!BPF_CORE_READ(task, mm))
 		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	regs = task_user_regs(task);
+	if (!regs)
+		return;
 	s->ip = PT_REGS_IP_CORE(regs);
 	sp = PT_REGS_SP_CORE(regs);
 	s->sp = sp;
@@ -133,7 +136,7 @@ int ttop_profile(struct bpf_perf_event_data *ctx)
 		if (s->kstack < 0)
 			lost(1);
 	}
-	copy_user_stack(s, bpf_get_current_task_btf());
+	copy_user_stack(s, current_task());
 	/* No wake-up: user space drains the buffer every 100 ms. A wake-up per sample
 	 * is an irq_work and a reschedule on the sampled CPU, whose return to user mode
 	 * the next samples then caught (15% of them in irqentry_exit_to_user_mode). */
@@ -148,8 +151,10 @@ int ttop_profile(struct bpf_perf_event_data *ctx)
 /* The system call a task is in, from its saved user registers (-1: none). */
 static __always_inline long syscall_nr(struct task_struct *task)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_user_regs(task);
 
+	if (!regs)
+		return -1;
 #if defined(__TARGET_ARCH_x86)
 	return (long)BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
@@ -198,9 +203,8 @@ static __always_inline __u32 off_reason(bool preempt, struct task_struct *prev,
 
 /* Off-CPU mode (loaded only then, with filter_pids set: user space refuses the whole
  * machine, a stack copy per context switch of every process). */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(ttop_offcpu, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline int offcpu(void *ctx, bool preempt, struct task_struct *prev,
+				  struct task_struct *next, unsigned int prev_state)
 {
 	__u32 tgid = prev->tgid, tid = prev->pid;
 	__u64 now = bpf_ktime_get_ns();
@@ -240,4 +244,18 @@ int BPF_PROG(ttop_offcpu, bool preempt, struct task_struct *prev, struct task_st
 		}
 	}
 	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_offcpu, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return offcpu(ctx, preempt, prev, next, prev_state);
+}
+
+/* Before 5.18: no prev_state argument (compat.h). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_offcpu3, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return offcpu(ctx, preempt, prev, next, switch_state(preempt, prev));
 }

@@ -15,11 +15,13 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "compat.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
+#define PF_EXITING 0x00000004 /* task_struct.flags: set in do_exit before sched_process_exit */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -95,6 +97,15 @@ __u64 procs_born;
 __s64 runq_total_max;
 __u64 runq_total_max_gen;
 
+/* Add v unless it is 0. Where the compiler can prove v is 0 it turns an atomic add
+ * into an atomic or (a no-op kept for ordering), which kernels before 5.12 reject:
+ * adding nothing is skipped instead. */
+static __always_inline void add_nz(__u64 *p, __u64 v)
+{
+	if (v)
+		__sync_fetch_and_add(p, v);
+}
+
 static __always_inline void drop(int which)
 {
 	if (which >= 0 && which < DROP__COUNT)
@@ -116,9 +127,13 @@ static __always_inline void runq_step(bool btf, struct cpu_stats *c, struct rq *
 		return;
 	nr = RD(btf, rq, nr_running);
 	if (nr != c->runq_last_nr) {
-		__s64 total = __sync_fetch_and_add(&runq_total, (__s64)nr - (__s64)c->runq_last_nr);
+		__s64 total;
 
-		total += (__s64)nr - (__s64)c->runq_last_nr;
+		/* No fetch-and-add (BPF atomics with fetch need 5.12): add, then read. The
+		 * sum read is a value the counter really held at that instant (every change
+		 * is one atomic add), a moment after this CPU's own change. */
+		__sync_fetch_and_add(&runq_total, (__s64)nr - (__s64)c->runq_last_nr);
+		total = *(volatile __s64 *)&runq_total;
 		/* Racy max: two CPUs raising it at once may lose one update by one. */
 		if (runq_total_max_gen != tick_gen) {
 			runq_total_max_gen = tick_gen;
@@ -156,6 +171,11 @@ static __always_inline struct thread_stats *thread_get(bool btf, struct task_str
 
 	if (t || !create || tid == 0)
 		return t;
+	/* An exiting thread may run again after sched_process_exit folded its entry
+	 * away: a new entry would outlive it (nothing deletes it) and count its last
+	 * switches as a new thread's. */
+	if (RD(btf, p, flags) & PF_EXITING)
+		return 0;
 	zero.tgid = RD(btf, p, tgid);
 	if (!wanted(zero.tgid))
 		return 0;
@@ -393,14 +413,14 @@ static __always_inline void ghost_name(struct task_struct *task, __u32 tgid, __u
 	g = bpf_map_lookup_elem(&ghost_names, &k);
 	if (g) {
 		__sync_fetch_and_add(&g->count, 1);
-		__sync_fetch_and_add(&g->oncpu_ns, oncpu);
+		add_nz(&g->oncpu_ns, oncpu);
 	} else if (!bpf_map_update_elem(&ghost_names, &k, &one, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&inserts[TTOP_INS_GHOST_NAMES], 1);
 	} else {
 		g = bpf_map_lookup_elem(&ghost_names, &k);
 		if (g) {
 			__sync_fetch_and_add(&g->count, 1);
-			__sync_fetch_and_add(&g->oncpu_ns, oncpu);
+			add_nz(&g->oncpu_ns, oncpu);
 		} else {
 			drop(DROP_GHOST_NAMES);
 		}
@@ -415,7 +435,6 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
 	struct proc_stats *p = proc_get(tgid);
 	__u64 oncpu = 0, wait = 0;
-	bool lat_entry = true; /* unknown without t: delete to be sure */
 
 	mark_dirty(tid);
 	mark_in(&dirty_tgids, tgid);
@@ -427,24 +446,22 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 			sum = t->sum_ns + (now - t->last_in);
 		oncpu = sum > t->base_ns ? sum - t->base_ns : 0;
 		wait = t->runq_wait_ns;
-		lat_entry = t->lat_state == TTOP_LAT_MAP;
 	}
 	if (p) {
 		__sync_fetch_and_add(&p->exited, 1);
-		__sync_fetch_and_add(&p->dead_oncpu_ns, oncpu);
-		__sync_fetch_and_add(&p->dead_runq_wait_ns, wait);
+		add_nz(&p->dead_oncpu_ns, oncpu);
+		add_nz(&p->dead_runq_wait_ns, wait);
 		if (t && t->birth_gen && t->birth_gen == scan_gen) {
 			__sync_fetch_and_add(&p->ghosts, 1);
-			__sync_fetch_and_add(&p->ghost_oncpu_ns, oncpu);
+			add_nz(&p->ghost_oncpu_ns, oncpu);
 			ghost_name(task, tgid, oncpu);
 		}
 		if (tid == tgid)
 			BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
 	}
+	lat_exit(task, tgid, tid, t);
 	if (t)
 		bpf_map_delete_elem(&threads, &tid);
-	if (lat_entry)
-		bpf_map_delete_elem(&lat_threads, &tid);
 }
 
 /* The programs: tp_btf first (what user space loads when the kernel has it), then the
@@ -469,6 +486,15 @@ int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
 	on_switch(true, preempt, prev, next, prev_state);
+	return 0;
+}
+
+/* Before Linux 5.18 sched_switch has no prev_state argument (see compat.h). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ttop_sched_switch3, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	on_switch(true, preempt, prev, next, switch_state(preempt, prev));
 	return 0;
 }
 

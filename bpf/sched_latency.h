@@ -19,6 +19,13 @@ struct {
 	__type(value, struct lat_stats);
 } lat_threads SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TTOP_MAX_LAT_EXITS);
+	__type(key, __u32);
+	__type(value, struct lat_exit);
+} lat_exits SEC(".maps");
+
 /* Too large for the BPF stack: the initial value of a new lat_threads entry. */
 const struct lat_stats lat_zero = {};
 
@@ -50,7 +57,7 @@ static __always_inline __u32 lat_slot(__u64 v)
 /* Single writer per entry: a CPU's own slot, or the thread switching in. A global
  * function (checked once, on its own): inlined, the slot's value range had to be
  * tracked precisely through its computation and every caller state stayed apart. */
-__noinline int lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
+static __noinline int lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
 {
 	if (!s)
 		return 0;
@@ -75,7 +82,7 @@ __noinline int lat_add(struct lat_stats *s, __u64 lat, __u64 now, __u32 slot)
  * A global function: the verifier checks it once, on its own, instead of once for each
  * state sched_switch reaches it in (it was 13k of that program's 14k verified
  * instructions). Returns 0; t may be NULL (a global function's pointer argument). */
-__noinline int lat_account(__u32 tgid, __u32 tid, struct thread_stats *t, __u64 lat, __u64 now)
+static __noinline int lat_account(__u32 tgid, __u32 tid, struct thread_stats *t, __u64 lat, __u64 now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 slot = lat_slot(lat), slot1;
@@ -94,7 +101,13 @@ __noinline int lat_account(__u32 tgid, __u32 tid, struct thread_stats *t, __u64 
 	}
 	s = t->lat_state == TTOP_LAT_MAP ? bpf_map_lookup_elem(&lat_threads, &tid) : 0;
 	if (!s) {
-		if (!bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_NOEXIST))
+		/* The thread has no entry of its own yet (or user space deleted it): one under
+		 * its tid is an earlier thread's, which exited. Start afresh; if user space had
+		 * not read that one's last interval yet, it is lost: counted. */
+		s = t->lat_state == TTOP_LAT_MAP ? 0 : bpf_map_lookup_elem(&lat_threads, &tid);
+		if (s && s->exited)
+			drop(DROP_LAT_THREADS);
+		if (!bpf_map_update_elem(&lat_threads, &tid, &lat_zero, BPF_ANY))
 			__sync_fetch_and_add(&inserts[TTOP_INS_LAT_THREADS], 1);
 		s = bpf_map_lookup_elem(&lat_threads, &tid);
 		if (!s) {
@@ -117,6 +130,39 @@ __noinline int lat_account(__u32 tgid, __u32 tid, struct thread_stats *t, __u64 
 	}
 	lat_add(s, lat, now, slot);
 	return 0;
+}
+
+/* Thread tid of process tgid exits (t: its thread_stats entry, NULL if it had none).
+ * Its latencies stay until user space has read them: its lat_threads entry gets its
+ * name and is marked exited (user space deletes it after reading it), or a record in
+ * lat_exits keeps the one latency held in t (deleted next), with its name. */
+static __always_inline void lat_exit(struct task_struct *task, __u32 tgid, __u32 tid,
+				     struct thread_stats *t)
+{
+	struct lat_stats *s;
+	struct lat_exit e = {};
+
+	if (t && t->lat_state == TTOP_LAT_ONE) {
+		e.tgid = tgid;
+		e.lat1_ns = t->lat1_ns;
+		e.lat1_ts = t->lat1_ts;
+		e.lat1_gen = t->lat1_gen;
+		BPF_CORE_READ_STR_INTO(&e.comm, task, comm);
+		if (bpf_map_update_elem(&lat_exits, &tid, &e, BPF_ANY))
+			drop(DROP_LAT_THREADS);
+		else
+			__sync_fetch_and_add(&inserts[TTOP_INS_LAT_EXITS], 1);
+		return;
+	}
+	/* Without t the entry's owner is unknown: it may only be an earlier thread's;
+	 * either way it has ended. */
+	if (t && t->lat_state != TTOP_LAT_MAP)
+		return;
+	s = bpf_map_lookup_elem(&lat_threads, &tid);
+	if (!s)
+		return;
+	BPF_CORE_READ_STR_INTO(&s->comm, task, comm);
+	s->exited = 1;
 }
 
 #endif

@@ -20,7 +20,8 @@
 #define TTOP_INS_PROCS 1
 #define TTOP_INS_LAT_THREADS 2
 #define TTOP_INS_GHOST_NAMES 3
-#define TTOP_INS_SCHED 4
+#define TTOP_INS_LAT_EXITS 4
+#define TTOP_INS_SCHED 5
 #define TTOP_INS_FUTEXES 0
 #define TTOP_INS_LOCKS 1
 #define TTOP_INS_MMAP_WAITS 2
@@ -193,7 +194,8 @@ struct ttop_futex_stats {
 	__u64 woken;        /* sum of wake calls' return values (threads woken or requeued) */
 	__u64 last_ns;      /* ktime of the last call: idle entries are deleted by user space */
 	__u64 max_gen;      /* tick generation max_wait_ns belongs to (it is per interval) */
-	__s32 ustack;       /* user stack id of a recent contended wait (-1: none yet) */
+	__s32 ustack;       /* user stack id of a recent contended wait (-1: none yet; -2: the
+	                     * map refused it, tried again with the 64th wait) */
 	__u32 flags;        /* TTOP_FUTEX_* */
 };
 
@@ -245,8 +247,9 @@ struct ttop_mmap_stats {
 	__u32 waiter_tgid;  /* the waiter's process (holder row: the holder's) */
 	__u32 holder_tid;   /* a thread of the holder (the writer or the last reader) */
 	char comm[16];      /* comm of the thread this row is about (waiter, or holder) */
-	__s32 ustack;       /* its user stack (ustacks map; -1: none): the row's first wait or
-			     * contended hold, then one in 64 */
+	__s32 ustack;       /* its user stack (ustacks map; -1: none; -2: refused, tried again
+			     * with the 64th): the row's first wait or contended hold, then one
+			     * in 64 */
 	__u32 ustack_tid;   /* the thread whose registers and stack were copied with it for the
 			     * DWARF unwinder: ustack_copies key (tid, tgid, uaddr 0 for a wait,
 			     * 1 for a hold) */
@@ -337,8 +340,24 @@ struct lat_stats {
 	__u64 max_ts;                 /* ktime when that one got the CPU */
 	__u64 max_gen;
 	__u32 tgid;                   /* per-thread entries: the thread's process */
-	__u32 pad;
+	__u32 exited;                 /* per-thread entries: 1 once the thread has exited; user
+	                               * space deletes the entry after reading it */
+	char comm[16];                /* per-thread entries of exited threads: the name at exit */
 	__u32 slots[TTOP_LAT_SLOTS];  /* cumulative counts (wrap; user space diffs mod 2^32) */
+};
+
+/* The one latency of a thread that exited with it in its thread_stats entry (lat_state
+ * TTOP_LAT_ONE; hash keyed by tid), written at its exit, as that entry is deleted, and
+ * deleted by user space once read: the last interval of a thread must still be
+ * counted. (A thread with a lat_threads entry has it marked exited instead.) */
+#define TTOP_MAX_LAT_EXITS 16384
+struct lat_exit {
+	__u32 tgid;
+	__u32 pad;
+	__u64 lat1_ns;       /* as in thread_stats */
+	__u64 lat1_ts;
+	__u64 lat1_gen;
+	char comm[16];       /* the thread's name at exit */
 };
 
 /* ==== end interrupts and latency ==== */

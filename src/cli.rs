@@ -106,10 +106,21 @@ impl ColorWhen {
     }
 }
 
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Also print libbpf's log: the verifier's log of every program this kernel rejected.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Print the table as one JSON object (kernel, mode, features[], problems[]).
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the libbpf log and what loaded (debugging aid).
-    Probe,
+    /// What works here: each figure ttop measures, whether this kernel lets it (measured,
+    /// through a fallback hook, or not available), the hook used and why.
+    Probe(ProbeArgs),
     /// Record Samples to a file, or to a directory of rotated files, without a dashboard
     /// (for nohup, tmux, systemd).
     Record(RecordArgs),

@@ -31,6 +31,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "When set, futex waits are counted from the syscall hooks, as on a kernel where the scheduler-side futex accounting does not load (to check that fallback).",
     ),
     (
+        "TTOP_KERNEL_HIDE",
+        "=NAME,...: act as if this kernel lacked these tracepoints, helpers, map types, fields or functions (kprobes: every kprobe), so the fallbacks older kernels take run here (for tests; ttop probe shows the result).",
+    ),
+    (
         "TTOP_KALLSYMS",
         "=file: kernel symbols are read from /proc/kallsyms instead of by the kernel-symbol program (slower start).",
     ),

@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod collect;
 pub mod model;
+pub mod probe_cmd;
 pub mod profile_cmd;
 pub mod record;
 pub mod serve;

@@ -41,7 +41,9 @@ fn main() -> ExitCode {
     let cfg = settings.cfg.clone();
     let result = match &cli.command {
         Some(Command::Completions(_) | Command::Man) => Ok(()),
-        Some(Command::Probe) => probe(&cfg),
+        Some(Command::Probe(args)) => {
+            ttop::probe_cmd::probe(&cfg, args.verbose, args.json || cli.json)
+        }
         Some(Command::Record(args)) => ttop::record::headless::record(&settings, args),
         Some(Command::Serve(args)) => ttop::serve::serve(&settings, args),
         Some(Command::Profile(args)) => ttop::profile_cmd::profile(args),
@@ -82,18 +84,6 @@ fn print_generated(bytes: Vec<u8>) -> ExitCode {
         }
         _ => ExitCode::SUCCESS,
     }
-}
-
-fn probe(cfg: &Config) -> anyhow::Result<()> {
-    let c = Collector::new(cfg);
-    println!("mode: {}", if c.mode().bpf { "bpf" } else { "procfs" });
-    for p in &c.mode().problems {
-        println!("problem: {p}");
-    }
-    for l in collect::bpf_common::libbpf_log() {
-        println!("libbpf: {l}");
-    }
-    Ok(())
 }
 
 /// `ttop --json [-n COUNT]`: one Frame per interval as JSON Lines, no TUI.

@@ -214,32 +214,78 @@ fn churn_and_tlb_storm_fire_not_on_a_pool() {
     );
 }
 
-/// The idle control: no workload at all, so nothing may be named. When ttop's own
-/// runnable figure shows something else saturated the machine (another build on a
-/// shared machine: once a compiler's LTO thread, rightly named in a sched_stall), the
-/// machine was not idle and the control says nothing: what fired is printed, not hidden.
+/// Busy share of all CPUs together over the next second, from /proc/stat.
+fn machine_busy_over_a_second() -> f64 {
+    let read = || -> (u64, u64) {
+        let s = std::fs::read_to_string("/proc/stat").unwrap();
+        let v: Vec<u64> = s
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // idle + iowait, and the total.
+        (v[3] + v.get(4).copied().unwrap_or(0), v.iter().sum())
+    };
+    let (i0, t0) = read();
+    std::thread::sleep(Duration::from_secs(1));
+    let (i1, t1) = read();
+    1.0 - (i1 - i0) as f64 / (t1 - t0).max(1) as f64
+}
+
+/// The idle control runs this long: a minute of an idle machine, where the issue saw
+/// lost_data in 10 frames of 20 seconds (colliding kernel stacks).
+const IDLE_S: usize = 60;
+/// Quiet: all CPUs together less than this busy, QUIET_SECONDS seconds in a row.
+const QUIET_BUSY: f64 = 0.10;
+const QUIET_SECONDS: usize = 3;
+
+/// The idle control: no workload at all, for a minute, so nothing may be named. It
+/// first waits (up to two minutes) for the machine to be quiet. If it does not get
+/// quiet, or something else saturates it during the minute (another build on a shared
+/// machine: once a compiler's LTO thread, rightly named in a sched_stall), the machine
+/// was not idle: under CI that fails the test (CI's machine is ttop's alone), elsewhere
+/// the test says so and what fired, and checks nothing.
 #[test]
 fn an_idle_machine_fires_nothing() {
     if !require_root("an_idle_machine_fires_nothing") {
         return;
     }
     let _g = kernel_lock();
-    let (tt, rx) = ttop(10);
+    let not_idle = |why: String| {
+        assert!(!is_ci(), "idle control under CI: {why}");
+        eprintln!("SKIPPED idle control: {why}");
+    };
+    let t0 = std::time::Instant::now();
+    let mut quiet = 0;
+    while quiet < QUIET_SECONDS {
+        let busy = machine_busy_over_a_second();
+        quiet = if busy < QUIET_BUSY { quiet + 1 } else { 0 };
+        if quiet == 0 && t0.elapsed() > Duration::from_secs(120) {
+            return not_idle(format!(
+                "the machine did not get quiet in 2 min ({busy:.2} busy)"
+            ));
+        }
+    }
+    let (tt, rx) = ttop(2 * IDLE_S);
     let frames = rest(tt, rx);
-    assert!(frames.len() >= 8, "{} frames", frames.len());
+    assert!(frames.len() >= 2 * IDLE_S - 4, "{} frames", frames.len());
     let ncpus = std::thread::available_parallelism().map_or(2, |n| n.get()) as f64;
     let busy = frames
         .iter()
         .filter_map(|f| f["runnable"]["true_avg"].as_f64())
-        .any(|r| r >= 1.25 * ncpus);
+        .fold(0.0, f64::max);
     let named: Vec<String> = frames
         .iter()
         .flat_map(|fr| fr["findings"].as_array().unwrap())
         .map(|f| format!("{}: {} {}", f["kind"], f["summary"], f["figures"]))
         .collect();
-    if busy {
-        eprintln!("idle control: something else saturated the CPUs, not idle; fired: {named:?}");
-        return;
+    if busy >= 1.25 * ncpus {
+        return not_idle(format!(
+            "something else saturated the CPUs ({busy:.1} runnable); fired: {named:?}"
+        ));
     }
     // What the machine was doing, for a failure to be read: each frame's drops by map and
     // the processes that used CPU.

@@ -229,18 +229,21 @@ fn futex_mutex_storm(args: &[&str], env: &[(&str, &str)]) {
         "the workload hardly contended ({slept} sleeps): no test"
     );
     if !calls_hooked {
+        // Each sleep is seen when the waiter switches out and ends when it switches in:
+        // nothing is sampled, and the error seen is about 0.1% (a sleep that races the
+        // read at the interval's end, or a switch the kernel did not deliver). 2%.
         assert_within(
             "contended (FUTEX_WAIT calls that slept, from the scheduler)",
             contended as f64,
             slept,
-            0.05,
+            0.02,
         );
         // Every sleep of this mutex is ended by a FUTEX_WAKE of the unlocker.
         assert_within(
             "woken (sleepers a futex wake woke)",
             seen_woken as f64,
             slept,
-            0.05,
+            0.02,
         );
         assert!(
             callers.iter().any(|c| c.starts_with("hammer_lock")),
@@ -380,4 +383,77 @@ fn idle_ticker(key: &str, args: &[&str]) {
         first * 2 >= full,
         "the 1 kHz ticker was the top process by {key} in only {first} of {full} frames: {ranks:?}"
     );
+}
+
+/// The user-stack map does not fill for good: a workload hands it 8,192 distinct waiter
+/// stacks (2^13 call paths, a wait each; the map has 4,096 buckets, so most are taken
+/// and many stacks are refused), goes idle 13 s (a futex word's stacks stay in use 10 s
+/// after its last wait), then 8 new pairs of threads ping-pong from 8 new functions.
+/// The ids no entry uses any more are freed (`stack_maps`), and the new stacks are
+/// stored and named: every one of the 8 words gets a stack through its function. Before,
+/// nothing was ever freed, and a new stack found its bucket taken ~86% of the time.
+#[test]
+fn a_filled_stack_map_names_new_stacks_again() {
+    if !require_root("a_filled_stack_map_names_new_stacks_again") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-d", "1"]);
+    let mut w = spawn_workload("manystacks", &["13", "13", "4"]);
+    let (head, out) = first_line(&mut w);
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(90)),
+        "manystacks hung"
+    );
+    let kv = rest(out);
+    let frames = ttop.stop_after(1);
+    let pid = num(&head, "pid") as u64;
+    let sites: Vec<u64> = (0..8)
+        .map(|i| u64::from_str_radix(kv[&format!("site{i}")].trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    let fill = |f: &Value, k: &str| -> u64 {
+        f["stack_maps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["map"] == "ustacks")
+            .map_or(0, |m| u(&m[k]))
+    };
+    let held: Vec<u64> = frames.iter().map(|f| fill(f, "held")).collect();
+    let freed: u64 = frames.iter().map(|f| fill(f, "freed")).sum();
+    let capacity = fill(&frames[0], "capacity");
+    eprintln!("ustacks held {held:?} of {capacity}; {freed} freed");
+    let peak = held.iter().copied().max().unwrap();
+    assert!(
+        peak * 2 >= capacity,
+        "the map never filled (at most {peak} of {capacity}): the experiment did not reproduce"
+    );
+    // Each site word's stacks, over the frames.
+    let mut named = vec![Vec::<String>::new(); sites.len()];
+    let mut last_held_with_sites = None;
+    for f in &frames {
+        for r in f["futexes"].as_array().unwrap() {
+            if u(&r["pid"]) != pid {
+                continue;
+            }
+            if let Some(i) = sites.iter().position(|&a| a == u(&r["uaddr"])) {
+                named[i].push(watch::names(r).join(" < "));
+                last_held_with_sites = Some(fill(f, "held"));
+            }
+        }
+    }
+    eprintln!("site stacks: {named:?}");
+    assert!(freed >= peak / 2, "only {freed} ids freed of {peak} held");
+    let held_then = last_held_with_sites.expect("no row for the new words");
+    assert!(
+        held_then * 4 <= capacity,
+        "the map still held {held_then} of {capacity} while the new stacks came"
+    );
+    for (i, stacks) in named.iter().enumerate() {
+        let site = format!("site{i}+");
+        assert!(
+            stacks.iter().any(|s| s.contains(&site)),
+            "word of site{i} never named through it: {stacks:?}"
+        );
+    }
 }

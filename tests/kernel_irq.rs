@@ -207,6 +207,7 @@ fn sleeper_latency_matches_its_own_measure() {
     let first = wakes.first().unwrap().0;
     let last = wakes.last().unwrap().0;
     let mut checked = 0;
+    let mut exact_windows = 0;
     let mut explained = 0;
     for fr in &frames {
         let (t1, t0) = (f(&fr["t"]), f(&fr["t"]) - f(&fr["interval_s"]));
@@ -231,18 +232,21 @@ fn sleeper_latency_matches_its_own_measure() {
             f(&row["max_at"])
         );
         assert_within("wakeups counted", u(&row["count"]) as f64, n as f64, 0.05);
-        // The percentiles are compared only where both saw the same wakeups. Two things
-        // make the sets differ: this kernel sometimes never delivers a sched_switch
-        // (ttop counts it in sched_gaps and discards that wait as lat_stale: the lost
-        // one may be the worst), and a wakeup within a few ms of the window's edge can
-        // fall on either side of it. The count check above bounds both.
+        // Two things make the sets of wakeups differ: this kernel sometimes never
+        // delivers a sched_switch (ttop counts it in sched_gaps and discards that wait as
+        // lat_stale: the lost one may be the worst), and a wakeup within a few ms of the
+        // window's edge can fall on either side of it. Where the d waits ttop discarded
+        // account for the difference, its figures must lie between those of the
+        // workload's wakeups less their d worst and less their d best (a lost worst one
+        // moves a sparse tail's p99 far: 24 ms to 7 ms, seen); otherwise the window is
+        // not compared.
         let timed = u(&row["count"]);
-        if timed != n as u64 {
-            let drops = &fr["drops_by_map"];
+        let stale = u(&fr["drops_by_map"]["lat_stale"]);
+        let exact = timed == n as u64;
+        if !exact && (timed > n as u64 || n as u64 - timed > stale) {
             eprintln!(
-                "  not compared: {n} wakeups vs {timed} timed (sched_gaps {}, lat_stale {})",
-                u(&drops["sched_gaps"]),
-                u(&drops["lat_stale"])
+                "  not compared: {n} wakeups vs {timed} timed (sched_gaps {}, lat_stale {stale})",
+                u(&fr["drops_by_map"]["sched_gaps"]),
             );
             explained += 1;
             continue;
@@ -259,6 +263,33 @@ fn sleeper_latency_matches_its_own_measure() {
         if steal > 0.5 {
             eprintln!("  not compared: the host stole {steal:.1}% of CPU 1 in this window");
             explained += 1;
+            continue;
+        }
+        checked += 1;
+        if !exact {
+            let d = (n as u64 - timed) as usize;
+            let mut late: Vec<f64> = wakes
+                .iter()
+                .filter(|(t, _)| *t > t0 && *t <= t1)
+                .map(|w| w.1)
+                .collect();
+            late.sort_by(|a, b| a.total_cmp(b));
+            let q =
+                |v: &[f64], p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+            let (lo, hi) = (&late[..n - d], &late[d..]);
+            eprintln!(
+                "  {d} waits discarded as stale: figures between the workload's less its \
+                 {d} worst and less its {d} best"
+            );
+            for (what, got, lo, hi) in [
+                ("p99", f(&row["p99_us"]), q(lo, 0.99), q(hi, 0.99)),
+                ("max", f(&row["max_us"]), lo[lo.len() - 1], hi[hi.len() - 1]),
+            ] {
+                assert!(
+                    got >= 0.8 * lo && got <= 1.2 * hi,
+                    "{what} latency {got:.0}us not within 20% of [{lo:.0}, {hi:.0}]us"
+                );
+            }
             continue;
         }
         assert_within("p99 latency (us)", f(&row["p99_us"]), p99, 0.20);
@@ -278,11 +309,13 @@ fn sleeper_latency_matches_its_own_measure() {
             "max_at {at:.4}: the workload's latest wakeup within 5 ms of it was \
              {worst_near:.0}us, its worst in the window {max:.0}us at {max_at:.4}"
         );
-        checked += 1;
+        exact_windows += 1;
     }
+    // Three of the five intervals, one of them with every wakeup (the max and its time
+    // compared): one window of five could pass on luck, which was all it asked before.
     assert!(
-        checked >= 1,
-        "no ttop interval lay inside the workload's run with the same wakeups \
-         ({explained} differed within 5% or had steal)"
+        checked >= 3 && exact_windows >= 1,
+        "{checked} of ttop's intervals compared, {exact_windows} with every wakeup \
+         ({explained} not comparable or had steal)"
     );
 }

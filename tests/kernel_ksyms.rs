@@ -142,16 +142,29 @@ fn both_sources_load_every_probe() {
         if file {
             cmd.env("TTOP_KALLSYMS", "file");
         }
+        cmd.args(["--json"]);
         let out = cmd.output().expect("run ttop probe");
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "ttop probe failed: {text}");
-        assert!(text.contains("mode: bpf"), "file={file}: {text}");
-        let problems: Vec<&str> = text.lines().filter(|l| l.starts_with("problem:")).collect();
+        let v: serde_json::Value = serde_json::from_str(&text).expect("probe's JSON");
+        assert_eq!(v["mode"], "bpf", "file={file}: {text}");
+        let problems: Vec<&str> = v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .collect();
         assert!(
             !problems
                 .iter()
                 .any(|p| p.contains("kernel symbol") || p.contains("IPI purposes")),
             "file={file}: {problems:?}"
         );
+        // The figures that need a kernel address (flush_tlb_func) are measured.
+        for f in v["features"].as_array().unwrap() {
+            if ["tlb_shootdowns", "tlb_caused", "ipi_sent"].contains(&f["id"].as_str().unwrap()) {
+                assert_ne!(f["status"], "missing", "file={file}: {f}");
+            }
+        }
     }
 }

@@ -155,6 +155,17 @@ fn expected(f: &Value, name: &str, labels: &[(String, String)]) -> Option<f64> {
         "ttop_kernel_lock_contended_per_second" => Some(locks("contended") / iv),
         "ttop_kernel_lock_wait_seconds_per_second" => Some(locks("total_wait_ms") / 1e3 / iv),
         "ttop_drops" => num(&f["drops"]),
+        "ttop_stacks_unstored" => num(&f["contention_drops"]["stacks"]),
+        "ttop_stack_map_held" | "ttop_stack_map_capacity" => {
+            let m = label(labels, "map");
+            let k = name.trim_start_matches("ttop_stack_map_");
+            f["stack_maps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["map"] == m)
+                .and_then(|s| num(&s[k]))
+        }
         "ttop_sched_gaps" => num(&f["drops_by_map"]["sched_gaps"]),
         other => panic!("metric {other} has no JSON field to check it against"),
     }

@@ -74,7 +74,7 @@ fn a_ui_filter_marks_only_watched_processes_that_exit() {
     for want in [
         "postgres",
         " X ",
-        "13.0",
+        "12.0",
         "11.8",
         "63M",
         "exited",
@@ -123,7 +123,8 @@ fn a_gone_process_shows_no_scan_figures_and_nothing_reads_negative_zero() {
     }
     for p in &mut f.procs {
         p.cpu_pct_true = Some(-0.0);
-        p.cpu_pct_scan = -1e-12;
+        p.cpu_pct_scan = ttop::model::opt::Opt::some(-1e-12);
+        p.scan_miss = ttop::model::opt::Opt::some(-0.0);
         p.runq_wait_ms = Some(-0.0001);
     }
     for &view in View::ALL {
@@ -257,6 +258,7 @@ fn the_header_keeps_the_filter_on_narrow_screens() {
         &sample(2, Some(&[1817])),
     );
     f.drops_by_map.threads = 58;
+    f.drops = 58;
     f.drops_by_map.sched_gaps = 2;
     app.push_frame(f);
     app.handle(Action::TogglePause);

@@ -5,7 +5,7 @@ mod common;
 use common::screen::screen_text as screen;
 
 use ttop::app::{Action, App, View};
-use ttop::model::{derive, fixtures};
+use ttop::model::{derive, fixtures, irq};
 
 fn sample(secs: u64) -> ttop::model::Sample {
     let mut s = fixtures::incident(secs, true);
@@ -46,6 +46,46 @@ fn ipi_view_80x24() {
 #[test]
 fn ipi_view_160x50() {
     snap!("ipi_160x50", screen(&app(View::Ipi), 160, 50));
+}
+
+/// Linux 6.1: IPIs sent are not measured ('-', never 0), shootdowns come from a kprobe,
+/// and the view's footer says so; the banner sums the kernel's gaps up in one line.
+#[test]
+fn ipi_view_on_linux_6_1() {
+    let sys = fixtures::system();
+    let mut app = App::new();
+    app.color = false;
+    let sample = |secs| {
+        let mut s = fixtures::incident(secs, true);
+        irq::fixture_6_1_into(&mut s, secs);
+        s
+    };
+    let mut prev = sample(0);
+    for i in 1..=5 {
+        let cur = sample(i);
+        app.push_frame(derive(&sys, Some(&prev), &cur));
+        prev = cur;
+    }
+    app.handle(Action::GoTo(View::Ipi));
+    let text = screen(&app, 100, 30);
+    assert!(
+        text.contains("IPIs sent, by purpose and sender: - not measured"),
+        "{text}"
+    );
+    assert!(text.contains("through kprobe/flush_tlb_func"), "{text}");
+    assert!(
+        text.contains("this kernel: 1 figure not measured, 2 by older hooks (ttop probe says why)"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap();
+    assert!(
+        row.trim_end().ends_with("-       -       -"),
+        "sent columns: {row}"
+    );
+    snap!("ipi_linux_6_1_100x30", text);
 }
 
 #[test]

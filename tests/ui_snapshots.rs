@@ -314,7 +314,7 @@ fn exited_process_keeps_its_last_figures() {
     // the interval it exited in (tests/ui_app.rs follows it on screen).
     let last = &app.exited[&1817].1;
     assert!(
-        !last.gone && last.rss_kb > 0 && last.cpu_pct_scan > 0.0,
+        !last.gone && last.rss_kb > 0 && last.cpu_pct_scan.get().is_some_and(|v| v > 0.0),
         "{last:?}"
     );
     let (text, _) = screen(&app, 120, 30);

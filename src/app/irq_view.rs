@@ -75,8 +75,9 @@ impl SenderSort {
 
     fn cmp(self, a: &IpiSenderFrame, b: &IpiSenderFrame) -> Ordering {
         match self {
-            SenderSort::Ipis => a.ipis.cmp(&b.ipis),
-            SenderSort::Queued => a.queued.cmp(&b.queued),
+            // Where IPIs sent are not measured (before Linux 6.3), by what was queued.
+            SenderSort::Ipis => a.ipis.cmp(&b.ipis).then(a.queued.cmp(&b.queued)),
+            SenderSort::Queued => a.queued.cmp(&b.queued).then(a.ipis.cmp(&b.ipis)),
             SenderSort::Pid => b.pid.cmp(&a.pid),
         }
     }

@@ -113,7 +113,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('S')], action: Action::SortReverse, label: "S", help: "reverse the sort order", footer: None, views: None },
     Binding { keys: &[Key::Char('P')], action: Action::SortBy(ProcSort::CpuTrue), label: "P", help: "sort by TRUE% (eBPF CPU)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('C')], action: Action::SortBy(ProcSort::CpuScan), label: "C", help: "sort by SCAN% (top's CPU)", footer: None, views: Some(&[View::Main]) },
-    Binding { keys: &[Key::Char('X')], action: Action::SortBy(ProcSort::Miss), label: "X", help: "sort by what the scan misses", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('X')], action: Action::SortBy(ProcSort::Miss), label: "X", help: "sort by what thread rows miss", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('G')], action: Action::SortBy(ProcSort::Ghosts), label: "G", help: "sort by ghost threads", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },

@@ -74,10 +74,10 @@ impl ProcSort {
             ProcSort::Created => num(u(a.threads_created), u(b.threads_created)),
             ProcSort::Exited => num(u(a.threads_exited), u(b.threads_exited)),
             ProcSort::Ghosts => num(u(a.ghost_threads), u(b.ghost_threads)),
-            ProcSort::CpuScan => num(a.cpu_pct_scan, b.cpu_pct_scan),
+            ProcSort::CpuScan => num(f(a.cpu_pct_scan.get()), f(b.cpu_pct_scan.get())),
             ProcSort::CpuTrue => num(f(a.cpu_pct_true), f(b.cpu_pct_true)),
             ProcSort::RunqWait => num(f(a.runq_wait_ms), f(b.runq_wait_ms)),
-            ProcSort::Miss => num(a.scan_miss, b.scan_miss),
+            ProcSort::Miss => num(f(a.scan_miss.get()), f(b.scan_miss.get())),
             ProcSort::Rss => a.rss_kb.cmp(&b.rss_kb),
         }
     }
@@ -94,10 +94,10 @@ impl ProcSort {
             ProcSort::Created => u(p.threads_created),
             ProcSort::Exited => u(p.threads_exited),
             ProcSort::Ghosts => u(p.ghost_threads),
-            ProcSort::CpuScan => p.cpu_pct_scan,
+            ProcSort::CpuScan => f(p.cpu_pct_scan.get()),
             ProcSort::CpuTrue => f(p.cpu_pct_true),
             ProcSort::RunqWait => f(p.runq_wait_ms),
-            ProcSort::Miss => p.scan_miss,
+            ProcSort::Miss => f(p.scan_miss.get()),
             ProcSort::Rss => p.rss_kb as f64,
         })
     }
@@ -143,7 +143,7 @@ fn keyed<'a>(
         if !keep(p) {
             continue;
         }
-        worst = worst.max(p.scan_miss);
+        worst = worst.max(p.miss());
         v.push(Keyed {
             num: key.number(p).unwrap_or(-1.0),
             pid: p.pid,
@@ -232,7 +232,7 @@ pub fn proc_window<'a>(
                 continue;
             }
             total += 1;
-            worst = worst.max(p.scan_miss);
+            worst = worst.max(p.miss());
             let r = keyed_at(i, p);
             if best.len() == k && cmp(&r, &best[k - 1]) != Ordering::Less {
                 continue;
@@ -285,10 +285,10 @@ mod tests {
                 comm: format!("c{}", i % 7).into(),
                 threads_seen: i % 5,
                 threads_created: (i % 3 > 0).then_some(u64::from(i % 4)),
-                cpu_pct_scan: f64::from(i % 9) * 0.5,
+                cpu_pct_scan: (i % 5 > 0).then_some(f64::from(i % 9) * 0.5).into(),
                 cpu_pct_true: (i % 4 > 0).then_some(f64::from(i % 6)),
                 runq_wait_ms: (i % 2 > 0).then_some(f64::from(i % 11)),
-                scan_miss: f64::from(i % 8),
+                scan_miss: (i % 6 > 0).then_some(f64::from(i % 8)).into(),
                 rss_kb: u64::from(i % 13) * 1024,
                 ..Default::default()
             })
@@ -322,7 +322,7 @@ mod tests {
                 comm: format!("c{}", i % 5).into(),
                 threads_seen: i % 4,
                 cpu_pct_true: (i % 3 > 0).then_some(f64::from(i % 6)),
-                scan_miss: f64::from((i * 5) % 9),
+                scan_miss: (i % 7 > 0).then_some(f64::from((i * 5) % 9)).into(),
                 rss_kb: u64::from(i % 3),
                 ..Default::default()
             })
@@ -365,7 +365,7 @@ mod tests {
                             (first, at, want.len()),
                             "{case}"
                         );
-                        let worst = want.iter().map(|p| p.scan_miss).fold(0.0, f64::max);
+                        let worst = want.iter().map(|p| p.miss()).fold(0.0, f64::max);
                         assert_eq!(w.worst, worst);
                     }
                 }

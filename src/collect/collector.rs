@@ -14,6 +14,7 @@ use super::proc_scan::{self, ProcScanner};
 use super::profile::ProfileConfig;
 use super::profile_runner::ProfileRunner;
 use super::sched::SchedCollector;
+use crate::model::features::{self, Feature, Status};
 use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
 use crate::stop::Stop;
 use crate::util::{mono_ns, wall_ns};
@@ -119,6 +120,48 @@ pub fn system_info() -> SystemInfo {
 
 type Loaded<T> = Result<T, String>;
 
+/// The figure families each collector measures (see model::features::IDS).
+const SCHED_IDS: &[&str] = &["runnable", "cpu_time", "thread_churn", "sched_latency"];
+const IRQ_IDS: &[&str] = &[
+    "ipi_received",
+    "ipi_sent",
+    "tlb_shootdowns",
+    "tlb_caused",
+    "tlb_reasons",
+];
+const CONTENTION_IDS: &[&str] = &[
+    "futex_waits",
+    "futex_calls",
+    "kernel_locks",
+    "mmap_lock",
+    "kernel_stacks",
+    "user_stacks",
+];
+
+/// The profiler loads on demand (`ttop profile`, --profile, the profile view): what it
+/// will be able to do here.
+fn profile_features(f: &super::kernel::KernelFacts) -> Vec<Feature> {
+    let ring = f.has_map_type("RINGBUF");
+    let on = if ring {
+        Feature::measured(
+            "profile",
+            "perf_event cpu-clock, bpf_get_stackid, stack copies",
+        )
+    } else {
+        Feature::missing("profile", "needs the BPF ring buffer (Linux 5.8)")
+    };
+    let off = if !ring {
+        Feature::missing("off_cpu", "needs the BPF ring buffer (Linux 5.8)")
+    } else if !f.btf {
+        Feature::missing("off_cpu", "needs tp_btf/sched_switch (the kernel's BTF)")
+    } else if f.tp_args("sched_switch") == Some(3) {
+        Feature::measured("off_cpu", "tp_btf/sched_switch (3 arguments)")
+    } else {
+        Feature::measured("off_cpu", "tp_btf/sched_switch")
+    };
+    vec![on, off]
+}
+
 /// Load the three BPF objects at once, one thread each. Each libbpf object parses the
 /// kernel's BTF and is verified on its own, so one after another they took ~0.3 s;
 /// side by side they share the CPUs. (The kernel addresses the IPI and lock probes
@@ -133,10 +176,11 @@ fn load_all(
     Loaded<ContentionCollector>,
 ) {
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
+    let facts = super::kernel::facts();
     std::thread::scope(|scope| {
-        let irq = scope.spawn(IrqCollector::load);
-        let contention = scope.spawn(move || ContentionCollector::load(futex, on_demand));
-        let sched = SchedCollector::load();
+        let irq = scope.spawn(|| IrqCollector::load(facts));
+        let contention = scope.spawn(move || ContentionCollector::load(facts, futex, on_demand));
+        let sched = SchedCollector::load(facts);
         (
             sched,
             irq.join().unwrap_or_else(|_| Err(panicked("IPI"))),
@@ -154,24 +198,40 @@ impl Collector {
         let mut irq = None;
         let mut contention = None;
         if !cfg.bpf {
-            mode.problems
-                .push("eBPF off (--no-bpf): showing the /proc view only".to_string());
+            let why = "eBPF off (--no-bpf): showing the /proc view only".to_string();
+            mode.features = features::all_not_measured(Status::Off, "--no-bpf");
+            mode.problems.push(why);
         } else if let Some(why) = bpf_common::preflight() {
+            mode.features = features::all_not_measured(Status::Missing, &why);
             mode.problems.push(why);
         } else {
             bpf_common::capture_libbpf_log();
             bpf_common::raise_memlock();
             let (s, i, c) = load_all(cfg.futex_hooks(), cfg.futex_on_demand);
-            for r in [
-                s.as_ref().map(|s| &s.problems),
-                i.as_ref().map(|i| &i.problems),
-                c.as_ref().map(|c| &c.problems),
+            let mut found = Vec::new();
+            for (r, ids) in [
+                (s.as_ref().map(|s| (&s.problems, &s.features)), SCHED_IDS),
+                (i.as_ref().map(|i| (&i.problems, &i.features)), IRQ_IDS),
+                (
+                    c.as_ref().map(|c| (&c.problems, &c.features)),
+                    CONTENTION_IDS,
+                ),
             ] {
                 match r {
-                    Ok(p) => mode.problems.extend(p.iter().cloned()),
-                    Err(e) => mode.problems.push(e.clone()),
+                    Ok((p, f)) => {
+                        mode.problems.extend(p.iter().cloned());
+                        found.extend(f.iter().cloned());
+                    }
+                    Err(e) => {
+                        mode.problems.push(e.clone());
+                        found.extend(ids.iter().map(|id| Feature::missing(id, e.clone())));
+                    }
                 }
             }
+            found.extend(profile_features(super::kernel::facts()));
+            mode.problems
+                .extend(found.iter().filter_map(Feature::problem));
+            mode.features = features::in_order(found);
             (sched, irq, contention) = (s.ok(), i.ok(), c.ok());
         }
         mode.bpf = sched.is_some();

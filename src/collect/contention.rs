@@ -9,22 +9,26 @@ use foldhash::{HashMap, HashMapExt};
 use std::mem::MaybeUninit;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{Link, OpenObject};
+use libbpf_rs::{Link, MapCore, OpenObject};
 
-use super::bpf_common::{c_str, explain, from_bytes};
+use super::bpf_common::{autoload_off, c_str, from_bytes, load_degrading};
 use super::kallsyms;
+use super::kernel::KernelFacts;
 use super::map_read;
 use super::symbols::Symbolizer;
 use super::tracefs;
 use super::unwind::DwarfUnwinder;
 use crate::model::contention::{
-    ContentionDrops, ContentionSample, KernelStacks, LockSample, MmapSample,
+    ContentionDrops, ContentionSample, KernelStacks, LockSample, MmapSample, StackMapFill,
 };
+use crate::model::features::{Feature, Status};
 
 #[path = "contention_futex.rs"]
 mod futex_totals;
 #[path = "contention_hooks.rs"]
 mod hooks;
+#[path = "stack_ids.rs"]
+mod stack_ids;
 #[path = "contention_stacks.rs"]
 mod stacks;
 use futex_totals::{Counts, Entry, FutexTotals};
@@ -49,6 +53,8 @@ pub struct ContentionCollector {
     futex: FutexLinks,
     /// Probe groups that could not attach, with why.
     pub problems: Vec<String>,
+    /// What they measure on this kernel, and through which hooks.
+    pub features: Vec<Feature>,
     locks_ok: bool,
     mmap_ok: bool,
     syms: Symbolizer,
@@ -73,7 +79,15 @@ pub struct ContentionCollector {
     futex_totals: FutexTotals,
     /// futexes, locks, mmap_waits (the TTOP_INS_* order).
     walks: [map_read::Tracked; 3],
+    /// The stack maps' ids, to free those no entry uses: kstacks, ustacks, mmap_ustacks.
+    stack_ids: [stack_ids::StackIds; 3],
+    /// Reads so far (the stack maps' keys are listed every STACK_KEYS_EVERY reads).
+    reads: u64,
 }
+
+/// Every this many reads the stack maps' keys are listed, so that ids stored by a
+/// program whose entry was never read are freed too (a few thousand syscalls at most).
+const STACK_KEYS_EVERY: u64 = 64;
 
 /// The futex syscalls with tracepoints of their own (syscalls:sys_enter_NAME and
 /// sys_exit_NAME); each one this kernel has is hooked.
@@ -84,6 +98,138 @@ const FUTEX_SYSCALLS: [&str; 5] = [
     "futex_wake",
     "futex_requeue",
 ];
+
+/// The mmap_lock tracepoints the mmap_lock view needs.
+const MMAP_TPS: [&str; 3] = [
+    "mmap_lock_start_locking",
+    "mmap_lock_acquire_returned",
+    "mmap_lock_released",
+];
+const LOCKS_MISSING: &str =
+    "this kernel has no lock:contention_begin tracepoint (added in Linux 5.19)";
+const MMAP_MISSING: &str =
+    "this kernel has no mmap_lock tracepoints (Linux 6.1 has them, 5.10 does not)";
+/// Entries of the thread-state hash on kernels without task storage (TTOP_MAX_THREADS).
+const TTOP_MAX_THREADS: u32 = 65536;
+
+/// Why this kernel cannot count futex waits from the scheduler (None: it can).
+fn sleeps_lack(f: &KernelFacts) -> Option<String> {
+    if !f.btf {
+        return Some("they need the kernel's BTF, CONFIG_DEBUG_INFO_BTF".into());
+    }
+    if !f.has_helper("task_pt_regs") {
+        return Some("they need bpf_task_pt_regs, Linux 5.15".into());
+    }
+    if !f.has_map_type("TASK_STORAGE") {
+        return Some("they need task storage, Linux 5.11".into());
+    }
+    if !f.has_tp("sched_waking") {
+        return Some("they need the sched_waking tracepoint".into());
+    }
+    None
+}
+
+/// The contention probes' feature entries.
+fn contention_features(
+    facts: &KernelFacts,
+    futex: &FutexLinks,
+    futex_ok: bool,
+    futex_off: bool,
+    (locks_tp, locks_ok): (bool, bool),
+    (mmap_tp, mmap_ok): (bool, bool),
+    ustacks_off: bool,
+) -> Vec<Feature> {
+    let calls_hook = match futex.tracepoints() {
+        Ok(_) => "tracepoint/syscalls:sys_enter_futex, sys_exit_futex",
+        Err(_) => "raw_tp/raw_syscalls:sys_enter, sys_exit",
+    };
+    let sleeps_hook = if facts.tp_args("sched_switch") == Some(3) {
+        "tp_btf/sched_switch (3 arguments), sched_waking"
+    } else {
+        "tp_btf/sched_switch, sched_waking"
+    };
+    let mut out = Vec::new();
+    let off = |id: &str, note: &str| Feature::new(id, Status::Off, "", note);
+    if futex_off {
+        out.push(off("futex_waits", "--no-futex"));
+        out.push(off("futex_calls", "--no-futex"));
+    } else if !futex_ok {
+        out.push(Feature::missing(
+            "futex_waits",
+            "the futex probes did not attach",
+        ));
+        out.push(Feature::missing(
+            "futex_calls",
+            "the futex probes did not attach",
+        ));
+    } else if futex.mode == FutexHooks::Sleeps {
+        out.push(Feature::measured("futex_waits", sleeps_hook));
+        out.push(Feature::new(
+            "futex_calls",
+            Status::Off,
+            "",
+            "hooked with --futex-calls, -p or --comm, and while the futex view is open",
+        ));
+    } else {
+        out.push(Feature::measured("futex_waits", calls_hook));
+        out.push(Feature::measured("futex_calls", calls_hook));
+    }
+    out.push(if locks_ok {
+        Feature::measured(
+            "kernel_locks",
+            "raw_tp/lock:contention_begin, contention_end",
+        )
+    } else if !locks_tp {
+        Feature::missing("kernel_locks", LOCKS_MISSING)
+    } else {
+        Feature::missing("kernel_locks", "the lock tracepoints did not attach")
+    });
+    out.push(if mmap_ok && locks_ok {
+        Feature::measured("mmap_lock", "raw_tp/mmap_lock:*")
+    } else if mmap_ok {
+        Feature::new(
+            "mmap_lock",
+            Status::Fallback,
+            "raw_tp/mmap_lock:*",
+            "without lock:contention_begin (Linux 5.19) a wait is an acquisition slower than 10 us",
+        )
+    } else if !mmap_tp {
+        Feature::missing("mmap_lock", MMAP_MISSING)
+    } else {
+        Feature::missing("mmap_lock", "the mmap_lock tracepoints did not attach")
+    });
+    out.push(if locks_ok {
+        Feature::measured("kernel_stacks", "bpf_get_stackid at lock:contention_begin")
+    } else {
+        Feature::missing(
+            "kernel_stacks",
+            "taken at lock:contention_begin, which did not run",
+        )
+    });
+    let regs = facts.has_helper("task_pt_regs") || cfg!(target_arch = "x86_64");
+    out.push(if futex_off || !futex_ok {
+        Feature::missing("user_stacks", "taken at futex waits, which are not measured")
+    } else if ustacks_off {
+        Feature::new("user_stacks", Status::Off, "", "TTOP_USTACKS=off")
+    } else if facts.has_helper("task_pt_regs") {
+        Feature::measured("user_stacks", "bpf_get_stackid + stack copies (bpf_task_pt_regs)")
+    } else if regs {
+        Feature::new(
+            "user_stacks",
+            Status::Fallback,
+            "bpf_get_stackid + stack copies",
+            "no bpf_task_pt_regs before Linux 5.15: the saved user registers are found at the top of the thread's kernel stack, as the kernel's task_pt_regs does",
+        )
+    } else {
+        Feature::new(
+            "user_stacks",
+            Status::Fallback,
+            "bpf_get_stackid",
+            "frame pointers only: the stack copies .eh_frame unwinding needs bpf_task_pt_regs (Linux 5.15)",
+        )
+    });
+    out
+}
 
 /// The futex syscalls whose enter and exit tracepoints this kernel has (mounting
 /// tracefs if needed), or why the futex probes cannot use them.
@@ -124,73 +270,63 @@ impl Drop for ContentionCollector {
 
 impl ContentionCollector {
     /// Open, load and attach, measuring futex waits as `futex` asks. A kernel that
-    /// cannot load the scheduler-side futex programs (no BTF, before 5.15) gets the
-    /// syscall hooks instead, with a problem saying so. Err is a one-line, user-facing
-    /// reason.
-    pub fn load(futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
+    /// cannot run the scheduler-side futex programs (before 5.15: no bpf_task_pt_regs;
+    /// or they fail to load or attach) gets the syscall hooks instead, with a problem
+    /// saying so. Err is a one-line, user-facing reason.
+    pub fn load(facts: &KernelFacts, futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
         if futex != FutexHooks::Sleeps {
-            return Self::load_with(futex, false);
+            return Self::load_with(facts, futex, false);
         }
         // TTOP_FUTEX_NO_SLEEPS=1 takes the fallback as such a kernel would (for tests).
-        let why = match Self::load_with(futex, on_demand) {
-            _ if std::env::var_os("TTOP_FUTEX_NO_SLEEPS").is_some() => {
-                "TTOP_FUTEX_NO_SLEEPS is set".to_string()
+        let why = if std::env::var_os("TTOP_FUTEX_NO_SLEEPS").is_some() {
+            "TTOP_FUTEX_NO_SLEEPS is set".to_string()
+        } else if let Some(lack) = sleeps_lack(facts) {
+            lack
+        } else {
+            match Self::load_with(facts, futex, on_demand) {
+                Ok(c) if c.futex.mode == FutexHooks::Sleeps => return Ok(c),
+                // Loaded, but the two scheduler programs did not attach: the problem says why.
+                Ok(c) => c.problems.join("; "),
+                Err(why) => why,
             }
-            Ok(c) if c.futex.mode == FutexHooks::Sleeps => return Ok(c),
-            // Loaded, but the two scheduler programs did not attach: the problem says why.
-            Ok(c) => c.problems.join("; "),
-            Err(why) => why,
         };
-        let mut c = Self::load_with(FutexHooks::Calls, false)?;
-        c.problems.push(format!(
-            "futex waits counted from the futex syscalls' hooks (a cost per call): the \
-             scheduler-side futex probes did not run: {why}"
-        ));
+        let mut c = Self::load_with(facts, FutexHooks::Calls, false)?;
+        let note = format!(
+            "counted from the futex syscalls' hooks, a cost on every futex call: the \
+             scheduler-side futex probes did not run ({why})"
+        );
+        if let Some(f) = c.features.iter_mut().find(|f| f.id == "futex_waits") {
+            f.status = Status::Fallback;
+            f.note = note;
+        }
         Ok(c)
     }
 
     /// `on_demand`: with FutexHooks::Sleeps, load the per-call programs too, for
     /// `set_futex_calls` (the dashboard's futex view).
-    fn load_with(futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
+    fn load_with(facts: &KernelFacts, futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
         let no_futex = futex == FutexHooks::Off;
         let sleeps = futex == FutexHooks::Sleeps;
-        // Leaked once per process, as in SchedCollector::load.
-        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
-        let mut open = ContentionSkelBuilder::default()
-            .open(obj)
-            .map_err(|e| explain("eBPF contention probes: open", &e))?;
         let mut problems = Vec::new();
         // Kernel text and the syscall entry, for the lock-stack fingerprints (see
         // bpf/lock_stacks.h). Without them every contention takes a full stack walk,
         // as TTOP_LOCK_STACK_CACHE=off asks (for comparisons).
         let cache_off = std::env::var_os("TTOP_LOCK_STACK_CACHE").is_some_and(|v| v == "off");
-        // TTOP_USTACKS=off: no futex user stacks (what keeping them costs, for the bench).
-        if std::env::var_os("TTOP_USTACKS").is_some_and(|v| v == "off")
-            && let Some(ro) = open.maps.rodata_data.as_deref_mut()
-        {
-            ro.ustacks_off = 1;
-        }
-        if let (Some(ro), true) = (open.maps.rodata_data.as_deref_mut(), !cache_off) {
+        let ustacks_off = std::env::var_os("TTOP_USTACKS").is_some_and(|v| v == "off");
+        let ktext = if cache_off {
+            None
+        } else {
             let (lo, hi) = (kallsyms::addr_of("_stext"), kallsyms::addr_of("_etext"));
-            if lo != 0 && hi > lo {
-                ro.ktext_lo = lo;
-                ro.ktext_len = hi - lo;
-            }
             let entry = if cfg!(target_arch = "aarch64") {
                 "invoke_syscall"
             } else {
                 "do_syscall_64"
             };
-            if let Some((lo, len)) = kallsyms::span_of(entry) {
-                ro.syscall_entry_lo = lo;
-                ro.syscall_entry_len = len;
-            }
-        }
-        // The probes' bookkeeping clock (see clock_ns in bpf/contention_futex.h), set before
-        // they run and then at every read.
-        if let Some(bss) = open.maps.bss_data.as_deref_mut() {
-            bss.clock_ns = crate::util::mono_ns();
-        }
+            Some((
+                (lo != 0 && hi > lo).then_some((lo, hi - lo)),
+                kallsyms::span_of(entry),
+            ))
+        };
         // Futex hooks: the futex syscalls' own tracepoints if tracefs can be had, else
         // raw_syscalls, which every syscall on the machine pays for. Only the pair in
         // use is loaded.
@@ -213,10 +349,67 @@ impl ContentionCollector {
                 }
             ));
         }
-        let mut futex_links = FutexLinks::choose(&mut open, futex, on_demand, futex_tps);
-        let skel = open
-            .load()
-            .map_err(|e| explain("eBPF contention probes: load", &e))?;
+        // Task storage (5.11) holds each thread's state; before it, a hash by thread id.
+        let by_tid = !facts.has_map_type("TASK_STORAGE");
+        let locks_tp = facts.has_tp("contention_begin") && facts.has_tp("contention_end");
+        let mmap_tp = MMAP_TPS.iter().all(|t| facts.has_tp(t));
+        let switch3 = facts.tp_args("sched_switch") == Some(3);
+        let mut futex_links = None;
+        let (skel, left_out) = load_degrading("eBPF contention probes: load", 8, |off| {
+            // Leaked once per attempt, as in SchedCollector::load.
+            let obj: &'static mut MaybeUninit<OpenObject> =
+                Box::leak(Box::new(MaybeUninit::uninit()));
+            let mut open = ContentionSkelBuilder::default().open(obj)?;
+            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.ustacks_off = u32::from(ustacks_off);
+                ro.state_by_tid = u32::from(by_tid);
+                if let Some((text, entry)) = ktext {
+                    if let Some((lo, len)) = text {
+                        ro.ktext_lo = lo;
+                        ro.ktext_len = len;
+                    }
+                    if let Some((lo, len)) = entry {
+                        ro.syscall_entry_lo = lo;
+                        ro.syscall_entry_len = len;
+                    }
+                }
+            }
+            // The probes' bookkeeping clock (see clock_ns in bpf/contention_futex.h), set
+            // before they run and then at every read.
+            if let Some(bss) = open.maps.bss_data.as_deref_mut() {
+                bss.clock_ns = crate::util::mono_ns();
+            }
+            if by_tid {
+                open.maps.thread_state.set_autocreate(false)?;
+                open.maps.thread_state_h.set_max_entries(TTOP_MAX_THREADS)?;
+            }
+            let p = &mut open.progs;
+            p.ttop_contention_begin.set_autoload(locks_tp);
+            p.ttop_contention_end.set_autoload(locks_tp);
+            for prog in [
+                &mut p.ttop_mmap_start_locking,
+                &mut p.ttop_mmap_acquire_returned,
+                &mut p.ttop_mmap_released,
+            ] {
+                prog.set_autoload(mmap_tp);
+            }
+            futex_links = Some(FutexLinks::choose(
+                &mut open,
+                futex,
+                on_demand,
+                futex_tps.clone(),
+                switch3,
+            ));
+            autoload_off(open.open_object_mut(), off);
+            open.load()
+        })?;
+        let mut futex_links = futex_links.expect("chosen before the load");
+        for l in &left_out {
+            problems.push(format!(
+                "probe {}: the kernel's verifier rejected it ({})",
+                l.prog, l.why
+            ));
+        }
         let futex_ok = match futex_links.attach(&skel, &mut problems) {
             Ok(()) => !no_futex,
             Err(e) => {
@@ -225,27 +418,29 @@ impl ContentionCollector {
             }
         };
         let mut links = Vec::new();
-        let mut group = |what: &str, tries: Vec<(String, libbpf_rs::Result<Link>)>| -> bool {
-            match hooks::group(what, tries) {
-                Ok(l) => {
-                    links.extend(l);
-                    true
+        let mut group =
+            |what: &str, tries: Vec<(String, &libbpf_rs::ProgramMut<'static>)>| -> bool {
+                if tries.iter().any(|(_, p)| !p.autoload()) {
+                    return false;
                 }
-                Err(e) => {
-                    problems.push(e);
-                    false
+                let tries = tries.into_iter().map(|(n, p)| (n, p.attach())).collect();
+                match hooks::group(what, tries) {
+                    Ok(l) => {
+                        links.extend(l);
+                        true
+                    }
+                    Err(e) => {
+                        problems.push(e);
+                        false
+                    }
                 }
-            }
-        };
+            };
         let p = &skel.progs;
         let locks_ok = group(
             "kernel lock view",
             vec![
-                (
-                    "lock:contention_begin".into(),
-                    p.ttop_contention_begin.attach(),
-                ),
-                ("lock:contention_end".into(), p.ttop_contention_end.attach()),
+                ("lock:contention_begin".into(), &p.ttop_contention_begin),
+                ("lock:contention_end".into(), &p.ttop_contention_end),
             ],
         );
         let mmap_ok = group(
@@ -253,16 +448,13 @@ impl ContentionCollector {
             vec![
                 (
                     "mmap_lock:mmap_lock_start_locking".into(),
-                    p.ttop_mmap_start_locking.attach(),
+                    &p.ttop_mmap_start_locking,
                 ),
                 (
                     "mmap_lock:mmap_lock_acquire_returned".into(),
-                    p.ttop_mmap_acquire_returned.attach(),
+                    &p.ttop_mmap_acquire_returned,
                 ),
-                (
-                    "mmap_lock:mmap_lock_released".into(),
-                    p.ttop_mmap_released.attach(),
-                ),
+                ("mmap_lock:mmap_lock_released".into(), &p.ttop_mmap_released),
             ],
         );
         if !futex_ok && !locks_ok && !mmap_ok {
@@ -271,17 +463,21 @@ impl ContentionCollector {
                 .cloned()
                 .unwrap_or_else(|| "contention probes: none attached".into()));
         }
-        if mmap_ok && !locks_ok {
-            problems.push(
-                "mmap_lock waits are guessed from acquisitions slower than 10 us (no lock:contention_begin)"
-                    .into(),
-            );
-        }
+        let features = contention_features(
+            facts,
+            &futex_links,
+            futex_ok,
+            futex == FutexHooks::Off,
+            (locks_tp, locks_ok),
+            (mmap_tp, mmap_ok),
+            ustacks_off,
+        );
         let mut c = Self {
             skel,
             _links: links,
             futex: futex_links,
             problems,
+            features,
             locks_ok,
             mmap_ok,
             syms: Symbolizer::default(),
@@ -295,6 +491,8 @@ impl ContentionCollector {
             mmap_tids: Vec::new(),
             futex_totals: FutexTotals::default(),
             walks: Default::default(),
+            stack_ids: Default::default(),
+            reads: 0,
         };
         let lock_tp = u32::from(locks_ok);
         let bss = c.bss();
@@ -344,6 +542,62 @@ impl ContentionCollector {
         self.futex.switch(&self.skel, on, &mut Vec::new())
     }
 
+    /// Make the kernel lock stacks' cache check its ids again before it answers.
+    fn bump_kstack_epoch(&mut self) {
+        let bss = self.bss();
+        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
+        unsafe {
+            std::ptr::write_volatile(&mut bss.kstack_epoch, bss.kstack_epoch.wrapping_add(1))
+        };
+    }
+
+    /// Frees the stack ids no entry has referred to for two reads (`live`: the ids the
+    /// entries kept at this read refer to, per map) and returns how full each map is.
+    fn free_stack_ids(&mut self, live: &[foldhash::HashSet<u32>; 3]) -> Vec<StackMapFill> {
+        self.reads += 1;
+        let list = self.reads % STACK_KEYS_EVERY == 1;
+        let mut fill = Vec::with_capacity(3);
+        let mut kernel_freed = false;
+        for (i, name) in ["kstacks", "ustacks", "mmap_ustacks"]
+            .into_iter()
+            .enumerate()
+        {
+            let maps = &self.skel.maps;
+            let map = [&maps.kstacks, &maps.ustacks, &maps.mmap_ustacks][i];
+            let ids = &mut self.stack_ids[i];
+            if list {
+                ids.listed(
+                    map.keys()
+                        .filter_map(|k| Some(u32::from_ne_bytes(k.try_into().ok()?))),
+                );
+            }
+            let free = ids.sweep(&live[i]);
+            for id in &free {
+                let _ = map.delete(&id.to_ne_bytes());
+            }
+            fill.push(StackMapFill {
+                map: name.to_string(),
+                held: ids.held(),
+                capacity: u64::from(map.max_entries()),
+                freed: ids.freed,
+            });
+            match i {
+                0 => {
+                    self.syms.forget_kernel(&free);
+                    kernel_freed = !free.is_empty();
+                }
+                1 => self.syms.forget_user(false, &free),
+                _ => self.syms.forget_user(true, &free),
+            }
+        }
+        // A cache entry that answered with a freed id between the read and the delete
+        // must check it again.
+        if kernel_freed {
+            self.bump_kstack_epoch();
+        }
+        fill
+    }
+
     /// Read every map once; `mono_ns` is the sample time (CLOCK_MONOTONIC, as the
     /// programs' bpf_ktime_get_ns). Idle entries are deleted after they were reported.
     pub fn read(&mut self, mono_ns: u64) -> ContentionSample {
@@ -368,6 +622,15 @@ impl ContentionCollector {
             ..Default::default()
         };
         let ins = self.bss().inserts;
+        // Kernel stack ids may be freed at this read: the lock stacks' cache checks its
+        // ids again before it answers (see stack_ids.rs).
+        if self.stack_ids[0].freeing_next() {
+            self.bump_kstack_epoch();
+        }
+        // The stack ids the entries kept at this read refer to: kstacks, ustacks,
+        // mmap_ustacks.
+        let mut live: [foldhash::HashSet<u32>; 3] = Default::default();
+        let [live_k, live_u, live_m] = &mut live;
         let maps = &self.skel.maps;
         let [w_futexes, w_locks, w_mmap] = &mut self.walks;
 
@@ -403,12 +666,17 @@ impl ContentionCollector {
             if s.last_ns.saturating_add(kernel_idle) < mono_ns {
                 stale.extend_from_slice(k);
                 totals.forget(key.tid, key.tgid, key.uaddr);
+            } else if s.ustack >= 0 {
+                live_u.insert(s.ustack as u32);
             }
         });
         map_read::delete_all(&maps.futexes, &stale);
         stale.clear();
         let t = totals.end_tick(mono_ns.saturating_sub(window));
         let futex_stacks = t.stacks;
+        // The words' stacks are named from these ids (maybe in a later tick, from the
+        // names cached by id): in use while the totals keep them.
+        live_u.extend(totals.stack_ids().filter(|&id| id >= 0).map(|id| id as u32));
         out.futexes = t.futexes;
         out.futex_threads = t.threads;
         out.futex_procs = t.procs;
@@ -442,6 +710,9 @@ impl ContentionCollector {
                 ..Default::default()
             });
             mmap_ids.push((s.ustack, s.ustack_tid));
+            if s.ustack >= 0 {
+                live_m.insert(s.ustack as u32);
+            }
         });
         map_read::delete_all(&maps.mmap_waits, &stale);
         stale.clear();
@@ -453,7 +724,11 @@ impl ContentionCollector {
                 stale.extend_from_slice(k);
                 return;
             }
-            // A stack id always names the same stack: read and name it once.
+            if key.kstack >= 0 {
+                live_k.insert(key.kstack as u32);
+            }
+            // A stack id names the same stack until it is freed (its name with it):
+            // read and name it once.
             let caller = match self.syms.kernel_cached(key.kstack) {
                 Some(c) => c.to_string(),
                 None => {
@@ -486,6 +761,7 @@ impl ContentionCollector {
         self.symbolise_mmap(&mut out.mmap, &mmap_ids, mono_ns);
         self.symbolise_top_futexes(&mut out.futexes, &futex_stacks, mono_ns);
         self.syms.frames.named_ns += t0.elapsed().as_nanos() as u64;
+        out.stack_maps = self.free_stack_ids(&live);
         out.user_frames = self.syms.frames;
 
         let bss = self.bss();

@@ -217,6 +217,14 @@ impl FutexTotals {
         self.seen.remove(&(tid, tgid, uaddr));
     }
 
+    /// Every stack id a word still keeps (any of them may become its top stack and be
+    /// named from the stack map): in use until the word goes.
+    pub fn stack_ids(&self) -> impl Iterator<Item = i32> + '_ {
+        self.words
+            .values()
+            .flat_map(|w| w.stacks.iter().map(|s| s.id))
+    }
+
     /// End the tick: drop entries not fed (gone from the kernel) and totals idle since
     /// before `since_ns`, and return the rest, sorted by key.
     pub fn end_tick(&mut self, since_ns: u64) -> Tables {

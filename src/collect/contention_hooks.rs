@@ -45,6 +45,7 @@ impl FutexLinks {
         mode: FutexHooks,
         on_demand: bool,
         tps: Result<Vec<&'static str>, String>,
+        switch3: bool,
     ) -> Self {
         let sleeps = mode == FutexHooks::Sleeps;
         let calls = mode == FutexHooks::Calls || (sleeps && on_demand);
@@ -55,7 +56,9 @@ impl FutexLinks {
         p.ttop_sys_enter.set_autoload(calls && !tp);
         p.ttop_sys_exit.set_autoload(calls && !tp);
         p.ttop_futex_thread_exit.set_autoload(calls);
-        p.ttop_futex_switch.set_autoload(sleeps);
+        // Before 5.18 sched_switch has no prev_state argument: the 3-argument copy.
+        p.ttop_futex_switch.set_autoload(sleeps && !switch3);
+        p.ttop_futex_switch3.set_autoload(sleeps && switch3);
         p.ttop_futex_wakeup.set_autoload(sleeps);
         FutexLinks {
             mode,
@@ -139,6 +142,11 @@ impl FutexLinks {
         self.on_demand && self.mode != FutexHooks::Off && now_calls != on
     }
 
+    /// The futex syscalls with tracepoints, or why raw_syscalls must do.
+    pub fn tracepoints(&self) -> &Result<Vec<&'static str>, String> {
+        &self.tps
+    }
+
     /// The links, for the collector's parallel detach at exit.
     pub fn take_links(&mut self) -> Vec<Link> {
         std::mem::take(&mut self.links)
@@ -172,10 +180,15 @@ pub fn group(
 
 fn attach_sleeps(skel: &ContentionSkel<'_>) -> Result<Vec<Link>, String> {
     let p = &skel.progs;
+    let switch = if p.ttop_futex_switch3.autoload() {
+        &p.ttop_futex_switch3
+    } else {
+        &p.ttop_futex_switch
+    };
     group(
         "futex view",
         vec![
-            ("sched:sched_switch".into(), p.ttop_futex_switch.attach()),
+            ("sched:sched_switch".into(), switch.attach()),
             ("sched:sched_waking".into(), p.ttop_futex_wakeup.attach()),
         ],
     )

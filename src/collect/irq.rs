@@ -8,10 +8,12 @@ use std::mem::MaybeUninit;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
-use super::bpf_common::{explain, from_bytes};
+use super::bpf_common::{autoload_off, explain, from_bytes, load_degrading};
 use super::kallsyms;
+use super::kernel::KernelFacts;
 use super::map_read;
-use crate::model::irq::{IpiSender, IrqCpu, IrqSample};
+use crate::model::features::{Feature, Status};
+use crate::model::irq::{IpiSender, IrqCpu, IrqMeasured, IrqSample};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/irq.skel.rs"));
@@ -27,14 +29,170 @@ pub struct IrqCollector {
     walk: super::map_read::Tracked,
     /// Probes that could not attach (or facts missing), with why.
     pub problems: Vec<String>,
+    /// What they measure on this kernel, and through which hooks.
+    pub features: Vec<Feature>,
+    measured: IrqMeasured,
+    /// Where the per-CPU TLB shootdowns received come from.
+    shoot: Shootdowns,
+}
+
+/// The hooks the programs can use on this kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hooks {
+    /// irq_vectors:*_entry (x86).
+    recv: bool,
+    /// ipi:ipi_send_cpu and ipi_send_cpumask (Linux 6.3).
+    sent: bool,
+    /// csd:csd_queue_cpu and csd_function_entry (Linux 6.3).
+    csd: bool,
+    /// tlb:tlb_flush (x86).
+    reasons: bool,
+    /// Without csd: the remote flush function to kprobe, if the kernel takes kprobes.
+    kprobe: Option<&'static str>,
+}
+
+impl Hooks {
+    fn choose(f: &KernelFacts) -> Self {
+        let csd = f.has_tp("csd_queue_cpu") && f.has_tp("csd_function_entry");
+        Self {
+            recv: [
+                "call_function_entry",
+                "call_function_single_entry",
+                "reschedule_entry",
+            ]
+            .iter()
+            .all(|t| f.has_tp(t)),
+            sent: f.has_tp("ipi_send_cpu") && f.has_tp("ipi_send_cpumask"),
+            csd,
+            reasons: f.has_tp("tlb_flush"),
+            kprobe: if csd {
+                None
+            } else {
+                ["flush_tlb_func", "flush_tlb_func_remote"]
+                    .into_iter()
+                    .find(|func| f.can_kprobe(func))
+            },
+        }
+    }
+}
+
+/// Where the TLB shootdowns received per CPU come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shootdowns {
+    /// csd:csd_function_entry of the flush function on another CPU's behalf.
+    Csd,
+    /// A kprobe on the flush function, remote calls only.
+    Kprobe,
+    /// tlb:tlb_flush with reason TLB_REMOTE_SHOOTDOWN.
+    TlbFlush,
+    None,
+}
+
+/// The IPI and TLB feature entries for what attached.
+fn features(
+    facts: &KernelFacts,
+    m: &IrqMeasured,
+    shoot: Shootdowns,
+    kprobe: Option<&str>,
+    tlb_known: bool,
+) -> Vec<Feature> {
+    let x86 = cfg!(target_arch = "x86_64");
+    let v63 = "this kernel has no csd:csd_function_entry tracepoint (added in Linux 6.3)";
+    let mut out = vec![if m.recv {
+        Feature::measured("ipi_received", "raw_tp/irq_vectors:*_entry")
+    } else if !x86 {
+        Feature::missing("ipi_received", "needs x86's irq_vectors tracepoints")
+    } else {
+        Feature::missing("ipi_received", "the irq_vectors tracepoints did not attach")
+    }];
+    out.push(if m.sent && m.queued {
+        Feature::measured(
+            "ipi_sent",
+            "raw_tp/ipi:ipi_send_cpu(mask), csd:csd_queue_cpu",
+        )
+    } else if !facts.has_tp("ipi_send_cpu") {
+        Feature::missing(
+            "ipi_sent",
+            "this kernel has no ipi:ipi_send_cpu tracepoint (added in Linux 6.3); IPIs \
+             received are counted per CPU",
+        )
+    } else {
+        Feature::missing("ipi_sent", "the ipi and csd tracepoints did not attach")
+    });
+    out.push(match shoot {
+        Shootdowns::Csd => Feature::measured("tlb_shootdowns", "raw_tp/csd:csd_function_entry"),
+        Shootdowns::Kprobe => Feature::new(
+            "tlb_shootdowns",
+            Status::Fallback,
+            format!("kprobe/{}", kprobe.unwrap_or("flush_tlb_func")),
+            format!(
+                "{v63}; a kprobe on the flush function counts what /proc/interrupts TLB counts"
+            ),
+        ),
+        Shootdowns::TlbFlush => Feature::new(
+            "tlb_shootdowns",
+            Status::Fallback,
+            "raw_tp/tlb:tlb_flush (remote shootdown)",
+            format!(
+                "{v63} and takes no kprobes: remote flushes are counted from tlb:tlb_flush, \
+                 which misses a flush that finds the CPU already off the address space \
+                 (the TLB line counts it)"
+            ),
+        ),
+        Shootdowns::None => Feature::missing(
+            "tlb_shootdowns",
+            if x86 {
+                "no csd, kprobe or tlb:tlb_flush hook attached"
+            } else {
+                "needs csd:csd_function_entry (Linux 6.3)"
+            },
+        ),
+    });
+    out.push(if m.caused && m.queued && tlb_known {
+        Feature::measured("tlb_caused", "raw_tp/csd:csd_queue_cpu")
+    } else if m.caused {
+        Feature::new(
+            "tlb_caused",
+            Status::Fallback,
+            format!("kprobe/{}", kprobe.unwrap_or("flush_tlb_func")),
+            format!(
+                "{v63}: each shootdown is charged to the process whose address space is \
+                 flushed (mm->owner), where csd would charge the process that asked"
+            ),
+        )
+    } else if !tlb_known && x86 {
+        Feature::missing(
+            "tlb_caused",
+            "the kernel's flush_tlb_func address is unknown",
+        )
+    } else {
+        Feature::missing(
+            "tlb_caused",
+            format!("{v63}, and kprobes cannot stand in on this kernel"),
+        )
+    });
+    out.push(if m.reasons {
+        Feature::measured("tlb_reasons", "raw_tp/tlb:tlb_flush")
+    } else {
+        Feature::missing("tlb_reasons", "needs x86's tlb:tlb_flush tracepoint")
+    });
+    out
 }
 
 impl IrqCollector {
-    /// Open, set the function addresses, load and attach. Err is a one-line reason.
-    pub fn load() -> Result<Self, String> {
+    /// Open, set the function addresses, load and attach, choosing the hooks this
+    /// kernel has (see `Hooks::choose`). Err is a one-line reason.
+    pub fn load(facts: &KernelFacts) -> Result<Self, String> {
         let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())? as u32;
+        let hooks = Hooks::choose(facts);
         let mut problems = Vec::new();
-        let flush = kallsyms::addr_of("flush_tlb_func");
+        // The remote flush function, by its name on this kernel (flush_tlb_func from
+        // 5.13, flush_tlb_func_remote before).
+        let flush = ["flush_tlb_func", "flush_tlb_func_remote"]
+            .into_iter()
+            .map(kallsyms::addr_of)
+            .find(|&a| a != 0)
+            .unwrap_or(0);
         let smp_ipi = kallsyms::addr_of("generic_smp_call_function_single_interrupt");
         if !kallsyms::available() {
             problems.push(
@@ -42,81 +200,145 @@ impl IrqCollector {
                  TLB shootdowns are not told apart from other function calls"
                     .to_string(),
             );
-        } else if flush == 0 && cfg!(target_arch = "x86_64") {
-            problems.push(
-                "no kernel symbol flush_tlb_func: TLB shootdowns are not counted".to_string(),
-            );
         }
-        // The skeleton borrows its object for its whole life (see SchedCollector::load).
-        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
-        let mut open = IrqSkelBuilder::default()
-            .open(obj)
-            .map_err(|e| explain("eBPF IPI probes: open", &e))?;
-        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.flush_tlb_func_addr = flush;
-            ro.smp_ipi_func_addr = smp_ipi;
-            ro.cpumask_words = ncpus.div_ceil(64).max(1);
+        let owner_ok = facts.has_field("mm_struct.owner");
+        let (mut skel, left_out) = load_degrading("eBPF IPI probes: load", 8, |off| {
+            // The skeleton borrows its object for its whole life (see SchedCollector::load).
+            let obj: &'static mut MaybeUninit<OpenObject> =
+                Box::leak(Box::new(MaybeUninit::uninit()));
+            let mut open = IrqSkelBuilder::default().open(obj)?;
+            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.flush_tlb_func_addr = flush;
+                ro.smp_ipi_func_addr = smp_ipi;
+                ro.cpumask_words = ncpus.div_ceil(64).max(1);
+                ro.mm_owner_ok = u32::from(owner_ok);
+            }
+            let p = &mut open.progs;
+            for (prog, on) in [
+                (&mut p.ttop_call_function_entry, hooks.recv),
+                (&mut p.ttop_call_function_single_entry, hooks.recv),
+                (&mut p.ttop_reschedule_entry, hooks.recv),
+                (&mut p.ttop_irq_work_entry, facts.has_tp("irq_work_entry")),
+                (&mut p.ttop_ipi_send_cpu, hooks.sent),
+                (&mut p.ttop_ipi_send_cpumask, hooks.sent),
+                (&mut p.ttop_csd_queue_cpu, hooks.csd),
+                (&mut p.ttop_csd_function_entry, hooks.csd),
+                (&mut p.ttop_tlb_flush, hooks.reasons),
+                (&mut p.ttop_kp_flush_tlb_func, hooks.kprobe.is_some()),
+            ] {
+                prog.set_autoload(on);
+            }
+            autoload_off(open.open_object_mut(), off);
+            open.load()
+        })?;
+        for l in &left_out {
+            problems.push(format!(
+                "probe {}: the kernel's verifier rejected it ({})",
+                l.prog, l.why
+            ));
         }
-        let mut skel = open
-            .load()
-            .map_err(|e| explain("eBPF IPI probes: load", &e))?;
         let mut links = Vec::new();
         let progs = &mut skel.progs;
-        let mut attach =
-            |name: &str, what: &str, p: &libbpf_rs::ProgramMut<'static>| match p.attach() {
-                Ok(l) => links.push(l),
-                Err(e) => problems.push(format!(
-                    "{} ({what})",
-                    explain(&format!("probe {name}"), &e)
-                )),
+        let mut attached = |name: &str, what: &str, p: &libbpf_rs::ProgramMut<'static>| {
+            if !p.autoload() {
+                return false;
+            }
+            let res = match name.strip_prefix("kprobe/") {
+                Some(func) => p.attach_kprobe(false, func),
+                None => p.attach(),
             };
-        attach(
-            "call_function_entry",
-            "function-call IPIs received",
-            &progs.ttop_call_function_entry,
-        );
-        attach(
-            "call_function_single_entry",
-            "single function-call IPIs received",
-            &progs.ttop_call_function_single_entry,
-        );
-        attach(
-            "reschedule_entry",
-            "reschedule IPIs received",
-            &progs.ttop_reschedule_entry,
-        );
-        attach(
+            match res {
+                Ok(l) => {
+                    links.push(l);
+                    true
+                }
+                Err(e) => {
+                    problems.push(format!(
+                        "{} ({what})",
+                        explain(&format!("probe {name}"), &e)
+                    ));
+                    false
+                }
+            }
+        };
+        let recv = [
+            attached(
+                "call_function_entry",
+                "function-call IPIs received",
+                &progs.ttop_call_function_entry,
+            ),
+            attached(
+                "call_function_single_entry",
+                "single function-call IPIs received",
+                &progs.ttop_call_function_single_entry,
+            ),
+            attached(
+                "reschedule_entry",
+                "reschedule IPIs received",
+                &progs.ttop_reschedule_entry,
+            ),
+        ]
+        .iter()
+        .all(|&a| a);
+        attached(
             "irq_work_entry",
             "irq_work IPIs received",
             &progs.ttop_irq_work_entry,
         );
-        attach(
+        let sent = attached(
             "ipi_send_cpu",
             "IPIs sent to one CPU",
             &progs.ttop_ipi_send_cpu,
-        );
-        attach(
+        ) & attached(
             "ipi_send_cpumask",
             "IPIs sent to CPU sets",
             &progs.ttop_ipi_send_cpumask,
         );
-        attach(
+        let queued = attached(
             "csd_queue_cpu",
             "what IPIs are for, TLB shootdowns caused",
             &progs.ttop_csd_queue_cpu,
         );
-        attach(
+        let csd_recv = attached(
             "csd_function_entry",
             "TLB shootdowns received",
             &progs.ttop_csd_function_entry,
         );
-        attach("tlb_flush", "TLB flushes by reason", &progs.ttop_tlb_flush);
+        let reasons = attached("tlb_flush", "TLB flushes by reason", &progs.ttop_tlb_flush);
+        let kprobe = match hooks.kprobe {
+            Some(func) => attached(
+                &format!("kprobe/{func}"),
+                "TLB shootdowns received and caused",
+                &progs.ttop_kp_flush_tlb_func,
+            )
+            .then_some(func),
+            None => None,
+        };
         if links.is_empty() {
             return Err(problems
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "no IPI probe attached".into()));
         }
+        let tlb_known = flush != 0 || !cfg!(target_arch = "x86_64");
+        let shoot = if csd_recv && tlb_known {
+            Shootdowns::Csd
+        } else if kprobe.is_some() {
+            Shootdowns::Kprobe
+        } else if reasons {
+            Shootdowns::TlbFlush
+        } else {
+            Shootdowns::None
+        };
+        let measured = IrqMeasured {
+            recv,
+            sent,
+            queued,
+            shootdowns: shoot != Shootdowns::None,
+            caused: (queued && tlb_known) || (kprobe.is_some() && owner_ok),
+            reasons,
+        };
+        let features = features(facts, &measured, shoot, kprobe, tlb_known);
         Ok(Self {
             skel,
             _links: links,
@@ -124,6 +346,9 @@ impl IrqCollector {
             names: HashMap::new(),
             walk: Default::default(),
             problems,
+            features,
+            measured,
+            shoot,
         })
     }
 
@@ -139,7 +364,10 @@ impl IrqCollector {
 
     /// Read every map once. Returns the sample and the sender-table drop count.
     pub fn read(&mut self) -> (IrqSample, u64) {
-        let mut out = IrqSample::default();
+        let mut out = IrqSample {
+            measured: self.measured,
+            ..IrqSample::default()
+        };
         let inserts = self.skel.maps.bss_data.as_deref().map(|b| b.inserts[0]);
         let maps = &self.skel.maps;
         for cpu in 0..self.ncpus {
@@ -152,7 +380,11 @@ impl IrqCollector {
                 recv: c.recv[..4].to_vec(),
                 sent: c.sent[..4].to_vec(),
                 tlb: c.tlb[..6].to_vec(),
-                tlb_shootdowns: c.tlb_shootdowns,
+                tlb_shootdowns: match self.shoot {
+                    // tlb:tlb_flush's TLB_REMOTE_SHOOTDOWN: a remote flush that ran.
+                    Shootdowns::TlbFlush => c.tlb[1],
+                    _ => c.tlb_shootdowns,
+                },
                 tlb_requests: c.tlb_requests,
             });
         }

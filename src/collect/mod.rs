@@ -9,6 +9,7 @@ pub mod file_names;
 pub mod filter;
 pub mod irq;
 pub mod kallsyms;
+pub mod kernel;
 pub mod ksym_prog;
 pub mod lock_fns;
 pub mod map_read;

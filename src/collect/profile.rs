@@ -105,8 +105,11 @@ impl Profiler {
             .map_err(|e| explain("eBPF profiler: open", &e))?;
         // Only the mode's program is loaded: a kernel without tp_btf still samples
         // on-CPU stacks.
+        // Before 5.18 sched_switch has no prev_state argument: the 3-argument copy.
+        let switch3 = super::kernel::facts().tp_args("sched_switch") == Some(3);
         open.progs.ttop_profile.set_autoload(!cfg.off_cpu);
-        open.progs.ttop_offcpu.set_autoload(cfg.off_cpu);
+        open.progs.ttop_offcpu.set_autoload(cfg.off_cpu && !switch3);
+        open.progs.ttop_offcpu3.set_autoload(cfg.off_cpu && switch3);
         // Room for 0.4 s of samples (drained every 0.1 s), at least the 4 MB of the C side.
         let cpus = perf_event::online_cpus();
         let want =
@@ -137,7 +140,12 @@ impl Profiler {
         }
         let mut links = Vec::new();
         if cfg.off_cpu {
-            links.push(skel.progs.ttop_offcpu.attach().map_err(|e| {
+            let prog = if switch3 {
+                &skel.progs.ttop_offcpu3
+            } else {
+                &skel.progs.ttop_offcpu
+            };
+            links.push(prog.attach().map_err(|e| {
                 explain("eBPF off-CPU profiler: attach to sched_switch (tp_btf)", &e)
             })?);
         } else {

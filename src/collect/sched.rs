@@ -7,9 +7,13 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
-use super::bpf_common::{c_str, explain, from_bytes, key_u32};
+use super::bpf_common::{
+    LeftOut, autoload_off, c_str, explain, from_bytes, key_u32, load_degrading,
+};
 use super::dirty::{Dirty, DirtyTids};
+use super::kernel::KernelFacts;
 use super::map_read;
+use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
 
@@ -34,33 +38,42 @@ pub struct SchedCollector {
     misses: u64,
     /// threads, procs, lat_threads, ghost_names (the TTOP_INS_* order).
     walks: [map_read::Tracked; 4],
+    /// lat_exits records written by the time of the last read (TTOP_INS_LAT_EXITS): while
+    /// the count stands still, the map holds nothing new and is not walked.
+    lat_exits_seen: u64,
     /// Probes that could not attach, with why.
     pub problems: Vec<String>,
+    /// What they measure on this kernel, and through which hooks.
+    pub features: Vec<Feature>,
 }
 
 impl SchedCollector {
     /// Open, load and attach. Err is a one-line, user-facing reason.
-    pub fn load() -> Result<Self, String> {
+    pub fn load(facts: &KernelFacts) -> Result<Self, String> {
         let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())? as u32;
         // tp_btf programs read the kernel's structs with plain loads, raw_tp ones with a
-        // helper call per field; a kernel without tp_btf (before 5.5) gets the raw_tp
-        // copies of the same code.
+        // helper call per field; a kernel without BTF gets the raw_tp copies of the same
+        // code.
         // TTOP_SCHED_RAW_TP=1 loads the raw_tp copies here too (tests use it to check the
         // fallback on a kernel that has tp_btf).
-        let mut skel = match std::env::var_os("TTOP_SCHED_RAW_TP") {
-            Some(_) => Self::open_load(false)?,
-            None => match Self::open_load(true) {
-                Ok(s) => s,
-                Err(_) => Self::open_load(false)?,
-            },
-        };
+        let btf = facts.btf && std::env::var_os("TTOP_SCHED_RAW_TP").is_none();
+        let (mut skel, left_out) = Self::open_load(facts, btf)?;
         let mut links = Vec::new();
-        let mut problems = Vec::new();
+        let mut problems: Vec<String> = left_out
+            .iter()
+            .map(|l| {
+                format!(
+                    "probe {}: the kernel's verifier rejected it ({})",
+                    l.prog, l.why
+                )
+            })
+            .collect();
         let mut fds = Vec::new();
         let progs = &mut skel.progs;
-        let mut attach = |name: &str, pair: [&libbpf_rs::ProgramMut<'static>; 2]| {
-            // Only one of the pair was loaded.
-            let Some(p) = pair.into_iter().find(|p| p.autoload()) else {
+        let mut attach = |name: &str, pair: &[&libbpf_rs::ProgramMut<'static>]| {
+            // Only one of the set was loaded.
+            let Some(p) = pair.iter().find(|p| p.autoload()) else {
+                problems.push(format!("probe {name}: not loaded on this kernel"));
                 return;
             };
             match p.attach() {
@@ -73,40 +86,44 @@ impl SchedCollector {
         };
         attach(
             "sched_switch",
-            [&progs.ttop_sched_switch, &progs.ttop_raw_sched_switch],
+            &[
+                &progs.ttop_sched_switch,
+                &progs.ttop_sched_switch3,
+                &progs.ttop_raw_sched_switch,
+            ],
         );
         attach(
             "sched_wakeup",
-            [&progs.ttop_sched_wakeup, &progs.ttop_raw_sched_wakeup],
+            &[&progs.ttop_sched_wakeup, &progs.ttop_raw_sched_wakeup],
         );
         attach(
             "sched_wakeup_new",
-            [
+            &[
                 &progs.ttop_sched_wakeup_new,
                 &progs.ttop_raw_sched_wakeup_new,
             ],
         );
         attach(
             "sched_migrate_task",
-            [
+            &[
                 &progs.ttop_sched_migrate_task,
                 &progs.ttop_raw_sched_migrate_task,
             ],
         );
         attach(
             "task_newtask",
-            [&progs.ttop_task_newtask, &progs.ttop_raw_task_newtask],
+            &[&progs.ttop_task_newtask, &progs.ttop_raw_task_newtask],
         );
         attach(
             "sched_process_exit",
-            [
+            &[
                 &progs.ttop_sched_process_exit,
                 &progs.ttop_raw_sched_process_exit,
             ],
         );
         attach(
             "task_rename",
-            [&progs.ttop_task_rename, &progs.ttop_raw_task_rename],
+            &[&progs.ttop_task_rename, &progs.ttop_raw_task_rename],
         );
         // Skipping unchanged threads needs every event that can change one.
         let dirty = problems
@@ -127,6 +144,13 @@ impl SchedCollector {
                 .cloned()
                 .unwrap_or_else(|| "no probe attached".into()));
         }
+        let switch = if !btf {
+            "raw_tp/sched_switch"
+        } else if facts.tp_args("sched_switch") == Some(3) {
+            "tp_btf/sched_switch (3 arguments: state read from the task, before 5.18)"
+        } else {
+            "tp_btf/sched_switch"
+        };
         Ok(Self {
             skel,
             _links: links,
@@ -135,52 +159,103 @@ impl SchedCollector {
             misses: recursion_misses(&fds),
             progs: fds,
             walks: Default::default(),
+            features: Self::features(switch, &problems),
+            lat_exits_seen: 0,
             problems,
         })
     }
 
-    /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies.
-    fn open_load(btf: bool) -> Result<SchedSkel<'static>, String> {
-        // The skeleton borrows its object for its whole life; the collector lives as long
-        // as the program, so the object is leaked on purpose (once per attempt).
-        let obj: &'static mut MaybeUninit<OpenObject> = Box::leak(Box::new(MaybeUninit::uninit()));
-        let mut open = SchedSkelBuilder::default()
-            .open(obj)
-            .map_err(|e| explain("eBPF scheduler probes: open", &e))?;
-        let p = &mut open.progs;
-        for (tp_btf, raw) in [
-            (&mut p.ttop_sched_switch, &mut p.ttop_raw_sched_switch),
-            (&mut p.ttop_sched_wakeup, &mut p.ttop_raw_sched_wakeup),
-            (
-                &mut p.ttop_sched_wakeup_new,
-                &mut p.ttop_raw_sched_wakeup_new,
+    /// What the scheduler probes measure, given which of them attached.
+    fn features(switch: &str, problems: &[String]) -> Vec<Feature> {
+        let lacks = |p: &str| {
+            problems
+                .iter()
+                .any(|x| x.starts_with(&format!("probe {p}:")))
+        };
+        let why = |ps: &[&str]| {
+            let missing: Vec<&str> = ps.iter().copied().filter(|p| lacks(p)).collect();
+            format!("probe {} did not run", missing.join(", "))
+        };
+        let f = |id: &str, needs: &[&str], hook: String| {
+            if needs.iter().any(|p| lacks(p)) {
+                Feature::missing(id, why(needs))
+            } else {
+                Feature::measured(id, hook)
+            }
+        };
+        vec![
+            f(
+                "runnable",
+                &["sched_switch", "sched_wakeup", "sched_wakeup_new"],
+                format!("{switch}, sched_wakeup(_new)"),
             ),
-            (
-                &mut p.ttop_sched_migrate_task,
-                &mut p.ttop_raw_sched_migrate_task,
+            f("cpu_time", &["sched_switch"], switch.to_string()),
+            f(
+                "thread_churn",
+                &["task_newtask", "sched_process_exit"],
+                "task_newtask, sched_process_exit".into(),
             ),
-            (&mut p.ttop_task_newtask, &mut p.ttop_raw_task_newtask),
-            (
-                &mut p.ttop_sched_process_exit,
-                &mut p.ttop_raw_sched_process_exit,
+            f(
+                "sched_latency",
+                &["sched_switch", "sched_wakeup", "sched_wakeup_new"],
+                format!("{switch}, sched_wakeup(_new)"),
             ),
-            (&mut p.ttop_task_rename, &mut p.ttop_raw_task_rename),
-        ] {
-            tp_btf.set_autoload(btf);
-            raw.set_autoload(!btf);
-        }
+        ]
+    }
+
+    /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies, leaving
+    /// out what this kernel lacks: sched_switch without prev_state (before 5.18) gets the
+    /// 3-argument program; a program the verifier rejects anyway is left out alone.
+    fn open_load(
+        facts: &KernelFacts,
+        btf: bool,
+    ) -> Result<(SchedSkel<'static>, Vec<LeftOut>), String> {
+        let switch3 = facts.tp_args("sched_switch") == Some(3);
         // One byte per possible thread id; a kernel that cannot mmap an array gets
         // one-entry maps and no skipping.
         let can_map = super::dirty::kernel_can_map();
-        for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
-            let sized = match can_map {
-                true => m.set_max_entries(super::dirty::entries_for_pid_max()),
-                false => m.set_map_flags(0).and_then(|_| m.set_max_entries(1)),
-            };
-            sized.map_err(|e| explain("eBPF scheduler probes: dirty maps", &e))?;
-        }
-        open.load()
-            .map_err(|e| explain("eBPF scheduler probes: load", &e))
+        load_degrading("eBPF scheduler probes: load", 8, |off| {
+            // The skeleton borrows its object for its whole life; the collector lives as
+            // long as the program, so the object is leaked on purpose (once per attempt).
+            let obj: &'static mut MaybeUninit<OpenObject> =
+                Box::leak(Box::new(MaybeUninit::uninit()));
+            let mut open = SchedSkelBuilder::default().open(obj)?;
+            let p = &mut open.progs;
+            for (tp_btf, raw) in [
+                (&mut p.ttop_sched_wakeup, &mut p.ttop_raw_sched_wakeup),
+                (
+                    &mut p.ttop_sched_wakeup_new,
+                    &mut p.ttop_raw_sched_wakeup_new,
+                ),
+                (
+                    &mut p.ttop_sched_migrate_task,
+                    &mut p.ttop_raw_sched_migrate_task,
+                ),
+                (&mut p.ttop_task_newtask, &mut p.ttop_raw_task_newtask),
+                (
+                    &mut p.ttop_sched_process_exit,
+                    &mut p.ttop_raw_sched_process_exit,
+                ),
+                (&mut p.ttop_task_rename, &mut p.ttop_raw_task_rename),
+            ] {
+                tp_btf.set_autoload(btf);
+                raw.set_autoload(!btf);
+            }
+            p.ttop_sched_switch.set_autoload(btf && !switch3);
+            p.ttop_sched_switch3.set_autoload(btf && switch3);
+            p.ttop_raw_sched_switch.set_autoload(!btf);
+            for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
+                match can_map {
+                    true => m.set_max_entries(super::dirty::entries_for_pid_max())?,
+                    false => {
+                        m.set_map_flags(0)?;
+                        m.set_max_entries(1)?;
+                    }
+                }
+            }
+            autoload_off(open.open_object_mut(), off);
+            open.load()
+        })
     }
 
     /// Which threads the /proc scan must read again (None: read every thread). A
@@ -277,16 +352,8 @@ impl SchedCollector {
             let t: types::thread_stats = from_bytes(v);
             let tid = key_u32(k);
             if t.lat_state == TTOP_LAT_ONE {
-                let this_tick = t.lat1_gen == tick_gen;
-                lat1.push(LatStats {
-                    id: tid,
-                    tgid: t.tgid,
-                    count: 1,
-                    sum_ns: t.lat1_ns,
-                    max_ns: if this_tick { t.lat1_ns } else { 0 },
-                    max_ts: if this_tick { t.lat1_ts } else { 0 },
-                    slots: vec![(latency::slot_of(t.lat1_ns) as u16, 1)],
-                });
+                let one = [t.lat1_ns, t.lat1_ts, t.lat1_gen];
+                lat1.push(one_latency(tid, t.tgid, one, tick_gen));
             }
             let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
             // Still on a CPU: add the time since it switched in.
@@ -330,7 +397,13 @@ impl SchedCollector {
                 oncpu_ns: g.oncpu_ns,
             });
         });
-        out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]));
+        // Read now, not with the other counts above: a record written since then must
+        // be read in this walk, before the lat_threads entries that may have exited.
+        // SAFETY: as in begin_scan (a plain load of a counter BPF bumps atomically).
+        let now = unsafe { std::ptr::read_volatile(&self.bss().inserts[4]) };
+        let exits = (self.lat_exits_seen, now);
+        self.lat_exits_seen = now;
+        out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]), exits);
         self.walks[2] = w_lat;
         let bss = self.bss();
         out.drops = Drops {
@@ -364,10 +437,12 @@ impl SchedCollector {
         lat1: Vec<LatStats>,
         walk: &mut map_read::Tracked,
         inserts: Option<u64>,
+        exits: (u64, u64),
     ) -> LatencySample {
         let conv = |id: u32, s: &types::lat_stats| LatStats {
             id,
             tgid: s.tgid,
+            exited: s.exited != 0,
             count: s.count,
             sum_ns: s.sum_ns,
             max_ns: if s.max_gen == tick_gen { s.max_ns } else { 0 },
@@ -379,6 +454,11 @@ impl SchedCollector {
                 .filter(|(_, n)| **n != 0)
                 .map(|(i, n)| (i as u16, *n))
                 .collect(),
+            comm: if s.exited != 0 {
+                c_str(&s.comm.map(|c| c as u8))
+            } else {
+                String::new()
+            },
         };
         let maps = &self.skel.maps;
         let mut out = LatencySample::default();
@@ -387,13 +467,45 @@ impl SchedCollector {
                 out.cpus.push(conv(cpu, &from_bytes(&v)));
             }
         }
+        // Threads that exited since the last read: their one latency (the thread_stats
+        // entry that held it is gone) or the name of their lat_threads entry. Read, then
+        // deleted (only what was read: a record written meanwhile waits for next time).
+        let mut done: Vec<u8> = Vec::new();
+        let mut exited_one: Vec<LatStats> = Vec::new();
+        if exits.1 != exits.0 {
+            map_read::for_each(&maps.lat_exits, |k, v| {
+                let e: types::lat_exit = from_bytes(v);
+                exited_one.push(LatStats {
+                    exited: true,
+                    comm: c_str(&e.comm.map(|c| c as u8)),
+                    ..one_latency(
+                        key_u32(k),
+                        e.tgid,
+                        [e.lat1_ns, e.lat1_ts, e.lat1_gen],
+                        tick_gen,
+                    )
+                });
+                done.extend_from_slice(k);
+            });
+            map_read::delete_all(&maps.lat_exits, &done);
+            done.clear();
+        }
         walk.for_each(&maps.lat_threads, inserts, |k, v| {
-            out.threads.push(conv(key_u32(k), &from_bytes(v)));
+            let s = conv(key_u32(k), &from_bytes(v));
+            if s.exited {
+                // Its last counts are in this Sample: the entry can go.
+                done.extend_from_slice(k);
+            }
+            out.threads.push(s);
         });
-        if !lat1.is_empty() {
-            let have: foldhash::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
-            out.threads
-                .extend(lat1.into_iter().filter(|s| !have.contains(&s.id)));
+        map_read::delete_all(&maps.lat_threads, &done);
+        // A thread's entry in lat_threads has all its latencies; the others' one latency
+        // is in its exit record or, while it lives, its thread_stats entry.
+        let mut have: foldhash::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
+        for s in exited_one.into_iter().chain(lat1) {
+            if have.insert(s.id) {
+                out.threads.push(s);
+            }
         }
         out
     }
@@ -430,6 +542,22 @@ impl SchedCollector {
         for t in tgids {
             let _ = self.skel.maps.procs.delete(&t.to_ne_bytes());
         }
+    }
+}
+
+/// A thread's histogram holding its one latency `[ns, ktime it got the CPU, tick
+/// generation]` (thread_stats.lat1_*): its max belongs to the interval of `tick_gen` only.
+fn one_latency(tid: u32, tgid: u32, [ns, ts, generation]: [u64; 3], tick_gen: u64) -> LatStats {
+    let this_tick = generation == tick_gen;
+    LatStats {
+        id: tid,
+        tgid,
+        count: 1,
+        sum_ns: ns,
+        max_ns: if this_tick { ns } else { 0 },
+        max_ts: if this_tick { ts } else { 0 },
+        slots: vec![(latency::slot_of(ns) as u16, 1)],
+        ..Default::default()
     }
 }
 

@@ -22,8 +22,9 @@ use super::lock_fns::{in_runtime_library, is_kernel_lock_fn, is_user_lock_fn, is
 use super::vma::{self, FileId, Found, Mapping};
 
 /// What is known of a process's mappings is dropped after this long (a library may be
-/// unmapped and another mapped in its place); without PROCMAP_QUERY it is the most
-/// often a process's maps text is read.
+/// unmapped and another mapped in its place). Without PROCMAP_QUERY the mappings read
+/// from the text are kept instead, and the text is read again only for an address none
+/// of them holds, and no sooner than this after the last read.
 const MAPS_TTL_NS: u64 = 30_000_000_000;
 /// A binary's symbol table is dropped when no stack named through it for this long. On a
 /// build machine every test binary, build script and compiler run is a new file whose
@@ -59,9 +60,11 @@ pub struct Symbolizer {
     names: Names,
     /// User frames named so far, and why the others were not.
     pub frames: crate::model::contention::UserFrames,
-    user: HashMap<(u32, i32), UserStack>,
-    /// The caller of each kernel stack id (stack ids are never reused for another stack:
-    /// the maps are created without BPF_F_REUSE_STACKID).
+    /// Named user stacks by (process, stack id, from the mmap_lock rows' map): the
+    /// futex rows' and the mmap_lock rows' stack maps number their stacks apart.
+    user: HashMap<(u32, i32, bool), UserStack>,
+    /// The caller of each kernel stack id (an id names one stack until user space frees
+    /// it, when `forget_kernel` drops its name: see collect/stack_ids.rs).
     kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,
@@ -128,7 +131,7 @@ impl Symbolizer {
     /// (caller, frames) of a user stack already named, without reading the stack again.
     pub fn user_cached(&self, pid: u32, id: i32) -> Option<(&str, &[String])> {
         self.user
-            .get(&(pid, id))
+            .get(&(pid, id, self.mm_rows))
             .map(|u| (u.caller.as_str(), u.frames.as_slice()))
     }
 
@@ -141,12 +144,12 @@ impl Symbolizer {
         ips: &[u64],
         now_ns: u64,
     ) -> (String, Vec<String>) {
-        if let Some(u) = self.user.get(&(pid, id)) {
+        if let Some(u) = self.user.get(&(pid, id, self.mm_rows)) {
             return (u.caller.clone(), u.frames.clone());
         }
         let (caller, frames) = self.name_user_ips(pid, ips, now_ns);
         self.user.insert(
-            (pid, id),
+            (pid, id, self.mm_rows),
             UserStack {
                 caller: caller.clone(),
                 frames: frames.clone(),
@@ -202,7 +205,7 @@ impl Symbolizer {
             .maps
             .keys()
             .copied()
-            .chain(self.user.keys().map(|(p, _)| *p))
+            .chain(self.user.keys().map(|(p, _, _)| *p))
             .collect();
         v.sort_unstable();
         v.dedup();
@@ -224,7 +227,24 @@ impl Symbolizer {
     /// Forget what belongs to processes that are gone.
     pub fn retain_pids(&mut self, live: impl Fn(u32) -> bool) {
         self.maps.retain(|p, _| live(*p));
-        self.user.retain(|(p, _), _| live(*p));
+        self.user.retain(|(p, _, _), _| live(*p));
+    }
+
+    /// Stack ids freed from their map (the mmap_lock rows' map, or the futex rows'):
+    /// the ids may name other stacks from now on.
+    pub fn forget_user(&mut self, mm_rows: bool, ids: &[u32]) {
+        if !ids.is_empty() {
+            let ids: foldhash::HashSet<i32> = ids.iter().map(|&i| i as i32).collect();
+            self.user
+                .retain(|&(_, id, mm), _| mm != mm_rows || !ids.contains(&id));
+        }
+    }
+
+    /// Kernel stack ids freed from their map.
+    pub fn forget_kernel(&mut self, ids: &[u32]) {
+        for id in ids {
+            self.kernel.remove(&(*id as i32));
+        }
     }
 
     /// The file mapping of `pid` that holds `ip` (for the unwinder), asked as for names.
@@ -249,13 +269,16 @@ impl Symbolizer {
             whole: false,
         };
         let pm = self.maps.entry(pid).or_insert_with(fresh);
-        if now_ns.saturating_sub(pm.since_ns) >= MAPS_TTL_NS {
+        let stale = now_ns.saturating_sub(pm.since_ns) >= MAPS_TTL_NS;
+        // Mappings asked one at a time are cheap to ask again; read from the text they
+        // stay, and are replaced only by the next read.
+        if stale && !pm.whole {
             *pm = fresh();
         }
         if let Some(m) = vma::find(&pm.known, ip) {
             return Some(m.clone());
         }
-        if pm.whole {
+        if pm.whole && !stale {
             return None;
         }
         if !self.no_query {
@@ -273,8 +296,12 @@ impl Symbolizer {
                 Found::Unsupported => self.no_query = true,
             }
         }
+        // No PROCMAP_QUERY (before 6.11): the whole text, which takes the process's
+        // mmap_lock for reading while the kernel formats it.
         pm.known = vma::read_all(pid);
         pm.whole = true;
+        pm.since_ns = now_ns;
+        self.frames.maps_reads += 1;
         vma::find(&pm.known, ip).cloned()
     }
 
@@ -383,6 +410,36 @@ impl Symbolizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without PROCMAP_QUERY (before 6.11) the maps text, which takes the process's
+    /// mmap_lock (seed 002), is read only for an address no known mapping holds, and no
+    /// sooner than MAPS_TTL_NS after the last read; known mappings answer meanwhile.
+    #[test]
+    fn the_maps_text_is_read_only_for_an_unknown_address_and_seldom() {
+        let me = std::process::id();
+        let mut s = Symbolizer {
+            no_query: true,
+            ..Default::default()
+        };
+        let code = the_maps_text_is_read_only_for_an_unknown_address_and_seldom as *const () as u64;
+        let t0 = 1_000_000_000_000;
+        assert!(s.mapping(me, code, t0).is_some());
+        assert_eq!(s.frames.maps_reads, 1);
+        // Known, or nowhere: no read, however often asked.
+        for i in 0..100 {
+            assert!(s.mapping(me, code + 16, t0 + i).is_some());
+            assert!(s.mapping(me, 0x10, t0 + i).is_none());
+        }
+        assert_eq!(s.frames.maps_reads, 1);
+        // Past the TTL a known address still needs no read; an unknown one reads again.
+        let later = t0 + MAPS_TTL_NS + 1;
+        assert!(s.mapping(me, code, later).is_some());
+        assert_eq!(s.frames.maps_reads, 1);
+        assert!(s.mapping(me, 0x10, later).is_none());
+        assert_eq!(s.frames.maps_reads, 2);
+        assert!(s.mapping(me, 0x10, later + 1).is_none());
+        assert_eq!(s.frames.maps_reads, 2);
+    }
 
     /// Our own binary resolves one of our own functions.
     #[test]

@@ -126,18 +126,22 @@ pub struct ContentionDrops {
     pub futex_procs: u64,
     pub locks: u64,
     pub mmap: u64,
+    /// Waits counted whose stack could not be stored (its stack map's hash bucket held
+    /// another stack, or the map was full): shown under caller `?`. Only a name is
+    /// lost, no count: not part of `events_lost`.
     pub stacks: u64,
     pub lock_nest: u64,
 }
 
 impl ContentionDrops {
-    pub fn total(&self) -> u64 {
+    /// Events lost (their counts are missing from the figures): every drop but
+    /// `stacks`.
+    pub fn events_lost(&self) -> u64 {
         self.futexes
             + self.futex_threads
             + self.futex_procs
             + self.locks
             + self.mmap
-            + self.stacks
             + self.lock_nest
     }
 }
@@ -189,6 +193,26 @@ pub struct UserFrames {
     /// still live; bounded by TTOP_USTACK_COPIES, 512). A level, not a count.
     #[serde(default)]
     pub copies_held: u64,
+    /// Whole /proc/PID/maps texts read to name user frames: only on kernels without
+    /// PROCMAP_QUERY (before 6.11), at most once per process every 30 s and only for an
+    /// address no mapping known yet holds. Each read takes the process's mmap_lock for
+    /// reading (seed 002).
+    #[serde(default)]
+    pub maps_reads: u64,
+}
+
+/// One of the contention collector's stack maps (kernel stacks of lock waits, user
+/// stacks of futex waits, of mmap_lock rows): the stack ids it held after the read, of
+/// how many it can hold, and how many ids it has freed so far (cumulative: those no
+/// live entry referred to for two reads; without that a long run fills the map and every
+/// new stack is named `?`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StackMapFill {
+    /// "kstacks", "ustacks" or "mmap_ustacks".
+    pub map: String,
+    pub held: u64,
+    pub capacity: u64,
+    pub freed: u64,
 }
 
 /// Everything the contention collector read in one tick.
@@ -204,6 +228,9 @@ pub struct ContentionSample {
     pub kernel_stacks: KernelStacks,
     #[serde(default)]
     pub user_frames: UserFrames,
+    /// How full the stack maps are (empty in recordings made before it existed).
+    #[serde(default)]
+    pub stack_maps: Vec<StackMapFill>,
     /// Which probes run (false: this kernel lacks them; Mode.problems says why).
     pub futex_ok: bool,
     /// Every futex call was hooked: calls, EAGAINs and wake calls were counted. false:
@@ -467,6 +494,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             no_caller: 0,
             ..Default::default()
         },
+        stack_maps: Vec::new(),
         futex_ok: true,
         futex_calls_ok: true,
         locks_ok: true,

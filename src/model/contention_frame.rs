@@ -153,6 +153,9 @@ pub struct ContentionFrame {
     pub kernel_stacks: KernelStacks,
     /// User stack frames named this interval, and why the others were not.
     pub user_frames: UserFrames,
+    /// The stack maps after this interval: ids held, of how many, and ids freed in the
+    /// interval (no live entry referred to them). Empty without the contention probes.
+    pub stack_maps: Vec<super::contention::StackMapFill>,
     /// Which of the tables above were measured: false means the probes were off
     /// (--no-futex, a kernel without them, or no eBPF), so an empty table says nothing.
     pub contention_measured: ContentionMeasured,
@@ -499,6 +502,7 @@ fn user_frames(prev: Option<&ContentionSample>, cur: &ContentionSample) -> UserF
         kept_ns: delta(p.kept_ns, c.kept_ns),
         named_ns: delta(p.named_ns, c.named_ns),
         copies_held: c.copies_held,
+        maps_reads: delta(p.maps_reads, c.maps_reads),
     }
 }
 
@@ -563,12 +567,31 @@ pub fn derive_contention(
         contention_drops: drops(prev, cur),
         kernel_stacks: kernel_stacks(prev, cur),
         user_frames: user_frames(prev, cur),
+        stack_maps: stack_maps(prev, cur),
         contention_measured: measured,
     }
 }
 
+/// The stack maps' fill after the interval, and the ids freed in it.
+fn stack_maps(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+) -> Vec<super::contention::StackMapFill> {
+    let before = |m: &str| {
+        prev.and_then(|p| p.stack_maps.iter().find(|f| f.map == m))
+            .map_or(0, |f| f.freed)
+    };
+    cur.stack_maps
+        .iter()
+        .map(|f| super::contention::StackMapFill {
+            freed: delta(before(&f.map), f.freed),
+            ..f.clone()
+        })
+        .collect()
+}
+
 /// The hook `derive` calls: fills the contention tables, the per-process futex columns,
-/// and adds the contention drops to the Frame's total.
+/// and adds the contention events lost to the Frame's total (`drops`).
 pub fn derive_into(
     frame: &mut super::frame::Frame,
     prev: Option<&super::Sample>,
@@ -581,7 +604,7 @@ pub fn derive_into(
         &cur.procs,
         &mut frame.procs,
     );
-    frame.drops += frame.contention.contention_drops.total();
+    frame.drops += frame.contention.contention_drops.events_lost();
 }
 
 #[path = "contention_mmap_frame.rs"]

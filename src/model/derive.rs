@@ -195,6 +195,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         filter: cur.filter.as_ref().map(filter_label),
         ghost_groups: super::ghosts::ghost_groups(prev, cur),
         problems: cur.mode.problems.clone(),
+        features: cur.mode.features.clone(),
         host: sys.host.clone(),
         kernel: sys.kernel.clone(),
         ncpus: sys.ncpus,
@@ -256,7 +257,7 @@ mod tests {
         assert_eq!(f.cpus[0].switches, Some(82_000)); // a count for the whole interval
         let tiflash = f.procs.iter().find(|p| p.pid == 4242).unwrap();
         assert!(close(tiflash.cpu_pct_true.unwrap(), 310.0));
-        assert!(close(tiflash.cpu_pct_scan, 140.0));
+        assert!(close(tiflash.cpu_pct_scan.get().unwrap(), 140.0));
     }
 
     #[test]
@@ -279,8 +280,11 @@ mod tests {
         assert_eq!(t.ghost_threads, Some(3050));
         assert_eq!(t.threads_created, Some(3120));
         assert!(close(t.ghost_cpu_ms.get().unwrap(), 1650.0));
-        // The CPU the scan misses: true - scan plus the ghosts' share.
-        assert!(close(t.scan_miss, (310.0 - 140.0) + 165.0));
+        // The CPU a per-thread scan misses: true less what its threads add up to (all
+        // of the fixture's scanned ticks are its main thread's); the ghosts' share is
+        // in that difference, not added to it.
+        assert!(close(t.cpu_pct_scan_threads.get().unwrap(), 140.0));
+        assert!(close(t.scan_miss.get().unwrap(), 310.0 - 140.0));
         let g = &f.ghost_groups[0];
         assert_eq!(
             (g.pid, g.name.as_str(), g.count),
@@ -351,10 +355,10 @@ mod tests {
         let p: &mut ProcScan = b.procs.iter_mut().find(|p| p.pid == 1817).unwrap();
         p.starttime += 1; // a new process with the same PID
         let f = derive(&sys, Some(&a), &b);
-        assert_eq!(
-            f.procs.iter().find(|p| p.pid == 1817).unwrap().cpu_pct_scan,
-            0.0
-        );
+        let pg = f.procs.iter().find(|p| p.pid == 1817).unwrap();
+        // Its first interval: nothing to take a delta from, so not measured.
+        assert_eq!(pg.cpu_pct_scan.get(), None);
+        assert_eq!(pg.scan_miss.get(), None);
     }
 
     #[test]

@@ -41,8 +41,8 @@ fn thread_churn_names_the_stack_cache_lock_only_from_its_stack() {
     assert_eq!(f.figures["stack_cache_waits_per_s"], 130.0);
     assert_eq!(
         f.summary,
-        "w(7) creates 15000 short-lived threads/s; their ghosts burn 0% CPU a scan \
-         cannot see; 114 of its threads queue on glibc's thread-stack cache lock (130 \
+        "w(7) creates 15000 short-lived threads/s; their ghosts burn 0% CPU no thread \
+         row can show (top counts it in the process, top -H on its main thread); 114 of its threads queue on glibc's thread-stack cache lock (130 \
          waits/s): reuse threads (a pool) instead of creating one per task"
     );
     let create = [

@@ -17,7 +17,9 @@ pub const CHURN_CREATED_PER_S: f64 = 200.0;
 /// process starting a big pool creates many once and keeps them).
 pub const CHURN_EXIT_SHARE: f64 = 0.5;
 /// Critical when the ghost threads (born and dead between scans) burn this much CPU,
-/// percent of one CPU: work no thread scan can see.
+/// percent of one CPU: work no thread's own counter shows. (A per-process scan, plain
+/// top, sees it: a process's own counter holds its exited threads' CPU; procps top -H
+/// shows that counter on the main thread's row.)
 pub const CHURN_GHOST_CPU_CRIT_PCT: f64 = 50.0;
 
 /// scan_undercount: true runnable / what the scan saw. The Frame marks 1.5 already;
@@ -178,8 +180,8 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
         // Where its threads queue, when the waiters' stacks were named.
         let evidence = stack_cache_evidence(fr, p.pid, secs);
         let head = format!(
-            "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU a scan \
-             cannot see",
+            "{} creates {:.0} short-lived threads/s; their ghosts burn {:.0}% CPU no thread \
+             row can show (top counts it in the process, top -H on its main thread)",
             name(fr, p.pid),
             rate,
             ghost_pct
@@ -214,8 +216,8 @@ fn scan_undercount(fr: &Frame, out: &mut Vec<Finding>) {
     let ghosts: u64 = fr.procs.iter().filter_map(|p| p.ghost_threads).sum();
     let ghost_ms: f64 = fr.procs.iter().filter_map(|p| p.ghost_cpu_ms.get()).sum();
     let secs = fr.interval_s.max(1e-3);
-    let mut pids: Vec<_> = fr.procs.iter().filter(|p| p.scan_miss > 0.0).collect();
-    pids.sort_by(|a, b| b.scan_miss.total_cmp(&a.scan_miss).then(a.pid.cmp(&b.pid)));
+    let mut pids: Vec<_> = fr.procs.iter().filter(|p| p.miss() > 0.0).collect();
+    pids.sort_by(|a, b| b.miss().total_cmp(&a.miss()).then(a.pid.cmp(&b.pid)));
     let mut figures = fig(&[
         ("true_avg", avg),
         ("scan_running", scan),
@@ -386,7 +388,9 @@ fn idle_futex_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             }
             (None, None) => continue,
         };
-        let cpu = p.cpu_pct_true.unwrap_or(p.cpu_pct_scan);
+        let Some(cpu) = p.cpu_pct_true.or(p.cpu_pct_scan.get()) else {
+            continue;
+        };
         if rate < STORM_CALLS_PER_S || cpu > STORM_MAX_CPU_PCT {
             continue;
         }
@@ -569,18 +573,27 @@ fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
     }
 }
 
-fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
-    let c = &fr.contention.contention_drops;
-    // Missing user stacks only leave callers unnamed; every other drop loses counts. A
-    // latency sample dropped as stale is the echo of a skipped scheduler event (the wait
-    // it would have timed spans the missed switch): the same loss, not another one.
+/// Events lost in a frame, when enough were lost that figures on screen are floors:
+/// (events a full map or an untracked nesting dropped, skipped scheduler events). A
+/// stack that could not be stored is not counted: its wait is, under caller `?`
+/// (`drops` leaves it out). A latency sample dropped as stale is the echo of a skipped
+/// scheduler event (the wait it would have timed spans the missed switch): the same
+/// loss, not another one.
+pub fn lost(fr: &Frame) -> Option<(u64, u64)> {
+    if fr.mode != "bpf" {
+        return None;
+    }
     let d = &fr.drops_by_map;
     let gaps = d.sched_gaps.max(d.lat_stale);
-    let maps = fr.drops.saturating_sub(d.sched_gaps + d.lat_stale) + c.total() - c.stacks;
+    let maps = fr.drops.saturating_sub(d.sched_gaps + d.lat_stale);
     let secs = fr.interval_s.max(1e-3);
-    if maps == 0 && (gaps as f64) < lost_gaps_threshold(secs) {
+    (maps > 0 || gaps as f64 >= lost_gaps_threshold(secs)).then_some((maps, gaps))
+}
+
+fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
+    let Some((maps, gaps)) = lost(fr) else {
         return;
-    }
+    };
     let lost = maps + gaps;
     out.push(Finding {
         kind: "lost_data",

@@ -162,7 +162,8 @@ fn tid_of(p: &P, i: u32) -> u32 {
 /// rest of the process's, so the process total is `p.ticks`).
 fn worker_ticks(p: &P, i: u32) -> u64 {
     if p.ticks >= 2 * u64::from(p.threads) {
-        u64::from(i % 3)
+        // The first worker has none (model tests copy it as a thread with no ticks).
+        u64::from((i + 2) % 3)
     } else {
         0
     }
@@ -175,6 +176,12 @@ fn worker_share(total: u64, cap: u64, p: &P, i: u32) -> u64 {
     let n = u64::from(p.threads);
     let steps = (n * n.saturating_sub(1) / 2).max(1);
     u64::from(i) * cap.min(total / 10 * 9 / steps)
+}
+
+/// The user part (70%) of `ticks`; the rest is system time, so that the two add up to
+/// `ticks` exactly in every sample (and the threads' deltas to the process's).
+fn user_ticks(ticks: u64) -> u64 {
+    ticks * 7 / 10
 }
 
 fn proc_scan(p: &P, secs: u64) -> ProcScan {
@@ -191,8 +198,8 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
                     format!("{}-w{}", p.comm, i).into()
                 },
                 state: if i < p.running { 'R' } else { 'S' },
-                utime: ticks * secs * 7 / 10,
-                stime: ticks * secs * 3 / 10,
+                utime: user_ticks(ticks * secs),
+                stime: ticks * secs - user_ticks(ticks * secs),
             }
         })
         .collect();
@@ -203,8 +210,8 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
         cmdline: p.cmd.into(),
         state: p.state,
         num_threads: p.threads,
-        utime: 1000 + p.ticks * secs * 7 / 10,
-        stime: 500 + p.ticks * secs * 3 / 10,
+        utime: 1000 + user_ticks(p.ticks * secs),
+        stime: 500 + p.ticks * secs - user_ticks(p.ticks * secs),
         rss_pages: p.rss / 4,
         starttime: 12345,
         tasks,
@@ -334,11 +341,13 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         Mode {
             bpf: true,
             problems: vec![],
+            features: vec![],
         }
     } else {
         Mode {
             bpf: false,
             problems: vec!["eBPF off: not root and no CAP_BPF+CAP_PERFMON; run with sudo for the kernel's view".into()],
+            features: vec![],
         }
     };
     Sample {

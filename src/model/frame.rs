@@ -21,6 +21,10 @@ pub struct Frame {
     pub filter: Option<String>,
     /// What is missing and how to fix it; empty when everything works.
     pub problems: Vec<String>,
+    /// What this kernel let ttop measure and how (Sample::mode's): the views say why a
+    /// figure is `-`. Not in the JSON frames (`ttop probe --json` prints it).
+    #[serde(skip)]
+    pub features: Vec<super::features::Feature>,
     pub host: String,
     pub kernel: String,
     pub ncpus: u32,
@@ -38,8 +42,12 @@ pub struct Frame {
     /// Per-thread rows (not part of the JSON output).
     #[serde(skip)]
     pub threads: Vec<ThreadFrame>,
-    /// Events lost this interval because a BPF map was full (all maps), plus
-    /// scheduler events the kernel never delivered (`drops_by_map.sched_gaps`).
+    /// Events lost this interval because a BPF map was full (all maps) or a lock wait
+    /// nested deeper than tracked, plus scheduler events the kernel never delivered
+    /// (`drops_by_map.sched_gaps`) and latency samples they made unknowable
+    /// (`lat_stale`). A stack that could not be stored loses a caller's name, not an
+    /// event: it is counted apart (`contention_drops.stacks`). The header shows this
+    /// figure, red when `lost_data` holds (a figure on screen is a floor).
     pub drops: u64,
     /// Events lost this interval, by map.
     pub drops_by_map: DropsFrame,
@@ -134,15 +142,29 @@ pub struct ProcFrame {
     pub ghost_threads: Option<u64>,
     /// CPU time (ms) those ghost threads used, which a thread scan attributes to nobody.
     pub ghost_cpu_ms: Opt<f64>,
-    /// CPU% from utime+stime deltas in /proc/PID/stat (top's view; 100 = one CPU).
-    pub cpu_pct_scan: f64,
+    /// CPU% from utime+stime deltas in /proc/PID/stat: what a per-process scan (top,
+    /// htop's process rows) shows; 100 = one CPU. The process's own counter holds its
+    /// exited threads' CPU too, ghosts included. Null in the process's first interval
+    /// (no earlier read to take a delta from) and when it was gone at the scan.
+    pub cpu_pct_scan: Opt<f64>,
+    /// The per-thread scan's CPU% for the process: the sum over the threads listed in
+    /// /proc/PID/task of each one's own utime+stime delta (a thread new since the last
+    /// scan counts all its ticks, as top -H counts it): what rows of its threads add up
+    /// to. (procps top -H shows the process's whole counter on the main thread's row
+    /// instead of the main thread's own.) Null when cpu_pct_scan is, or when the
+    /// previous scan read none of its threads.
+    pub cpu_pct_scan_threads: Opt<f64>,
     /// CPU% from on-CPU time measured at context switches, exited threads included.
     pub cpu_pct_true: Option<f64>,
     /// Time this process's threads spent runnable but waiting for a CPU, ms.
     pub runq_wait_ms: Option<f64>,
     pub rss_kb: u64,
-    /// How much the scan misses: max(0, cpu_pct_true - cpu_pct_scan) plus ghost CPU%.
-    pub scan_miss: f64,
+    /// CPU percentage points a per-thread scan (each thread's own counter) misses:
+    /// max(0, cpu_pct_true - cpu_pct_scan_threads), the CPU of threads that ended
+    /// between two scans (their last stretch, and ghosts whole); all of cpu_pct_true
+    /// when the process was gone at the scan. A per-process scan misses none of that
+    /// (see cpu_pct_scan). Null without eBPF and in the process's first interval.
+    pub scan_miss: Opt<f64>,
     /// Its threads that were runnable (on a CPU or waiting for one), time-weighted.
     pub runnable_avg: Opt<f64>,
     /// Remote TLB flushes this process requested (each one runs flush_tlb_func on
@@ -162,6 +184,13 @@ pub struct ProcFrame {
 }
 
 impl ProcFrame {
+    /// What a per-thread scan misses of it, 0 when that is not measured: for
+    /// highlighting and picking the worst row.
+    #[inline]
+    pub fn miss(&self) -> f64 {
+        self.scan_miss.get().unwrap_or(0.0)
+    }
+
     /// A row with its name and command line and every other field at its default.
     /// `ProcFrame { comm, cmdline, ..Default::default() }` would make two default
     /// strings and drop them again: four atomic operations per row on the one shared
@@ -180,11 +209,12 @@ impl ProcFrame {
             threads_exited: None,
             ghost_threads: None,
             ghost_cpu_ms: Opt::NONE,
-            cpu_pct_scan: 0.0,
+            cpu_pct_scan: Opt::NONE,
+            cpu_pct_scan_threads: Opt::NONE,
             cpu_pct_true: None,
             runq_wait_ms: None,
             rss_kb: 0,
-            scan_miss: 0.0,
+            scan_miss: Opt::NONE,
             runnable_avg: Opt::NONE,
             tlb_shootdowns_caused: Opt::NONE,
             ipis_caused: Opt::NONE,
@@ -202,7 +232,10 @@ pub struct ThreadFrame {
     pub pid: u32,
     pub comm: super::name::Name,
     pub state: char,
-    pub cpu_pct_scan: f64,
+    /// The thread's utime+stime delta since the previous scan (all its ticks when it is
+    /// new in a process that scan saw, as top -H counts it); null in its process's
+    /// first interval.
+    pub cpu_pct_scan: Opt<f64>,
     pub cpu_pct_true: Opt<f64>,
     pub runq_wait_ms: Opt<f64>,
 }
@@ -238,7 +271,7 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn rows_stay_small() {
-        assert_eq!(std::mem::size_of::<ProcFrame>(), 248);
+        assert_eq!(std::mem::size_of::<ProcFrame>(), 256);
         assert_eq!(std::mem::size_of::<ThreadFrame>(), 56);
     }
 

@@ -67,6 +67,43 @@ pub struct IpiSender {
 pub struct IrqSample {
     pub cpus: Vec<IrqCpu>,
     pub senders: Vec<IpiSender>,
+    /// Which of these counters this kernel's hooks fed (recordings made before ttop kept
+    /// it: all of them).
+    #[serde(default)]
+    pub measured: IrqMeasured,
+}
+
+/// Which IPI and TLB counters were measured: a counter no hook fed is not measured
+/// (null, `-`), never a zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrqMeasured {
+    /// `IrqCpu::recv` (irq_vectors:*_entry, x86).
+    pub recv: bool,
+    /// `IrqCpu::sent` and the senders' `ipis` (ipi:ipi_send_cpu/cpumask, 6.3+).
+    pub sent: bool,
+    /// `IrqCpu::tlb_requests` and the senders' `queued` of every kind (csd:csd_queue_cpu).
+    pub queued: bool,
+    /// `IrqCpu::tlb_shootdowns` (csd:csd_function_entry, a kprobe on the flush function,
+    /// or tlb:tlb_flush's remote-shootdown reason).
+    pub shootdowns: bool,
+    /// Senders' `queued` of kind tlb: shootdowns each process caused (csd_queue_cpu, or
+    /// the kprobe charging the flushed address space's owner).
+    pub caused: bool,
+    /// `IrqCpu::tlb` (tlb:tlb_flush, x86).
+    pub reasons: bool,
+}
+
+impl Default for IrqMeasured {
+    fn default() -> Self {
+        Self {
+            recv: true,
+            sent: true,
+            queued: true,
+            shootdowns: true,
+            caused: true,
+            reasons: true,
+        }
+    }
 }
 
 /// The kernel's own per-CPU interrupt counters (/proc/interrupts), for the lines that
@@ -122,23 +159,24 @@ pub struct IpiSentFrame {
     pub other: u64,
 }
 
-/// TLB flushes in the interval, machine-wide (`tlb`).
+/// TLB flushes in the interval, machine-wide (`tlb`). A count no hook of this kernel
+/// fed is null (see `IrqMeasured` and `ttop probe`), never 0.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TlbFrame {
     /// tlb:tlb_flush by reason.
-    pub task_switch: u64,
-    pub remote_shootdown: u64,
-    pub local_shootdown: u64,
-    pub local_mm_shootdown: u64,
+    pub task_switch: Option<u64>,
+    pub remote_shootdown: Option<u64>,
+    pub local_shootdown: Option<u64>,
+    pub local_mm_shootdown: Option<u64>,
     /// A sender's flush_tlb_multi call: intent, not IPIs (see `ipis`).
-    pub remote_send_ipi: u64,
-    pub remote_wrong_cpu: u64,
+    pub remote_send_ipi: Option<u64>,
+    pub remote_wrong_cpu: Option<u64>,
     /// Remote flushes run (flush_tlb_func for another CPU): what /proc/interrupts TLB counts.
-    pub shootdowns: u64,
+    pub shootdowns: Option<u64>,
     /// Remote flushes queued by senders.
-    pub requests: u64,
+    pub requests: Option<u64>,
     /// IPIs actually sent for TLB flushes.
-    pub ipis: u64,
+    pub ipis: Option<u64>,
     /// The kernel's TLB line delta (sum over CPUs); null where the line does not exist.
     pub proc_interrupts: Option<u64>,
 }
@@ -151,8 +189,11 @@ pub struct IpiSenderFrame {
     /// "tlb", "call", "reschedule" or "other".
     pub kind: String,
     pub func: String,
-    pub ipis: u64,
-    pub queued: u64,
+    /// IPIs it sent (null before Linux 6.3: no ipi:ipi_send_* tracepoints).
+    pub ipis: Option<u64>,
+    /// Remote calls it queued; for kind tlb, the shootdowns it caused (null where not
+    /// measured).
+    pub queued: Option<u64>,
 }
 
 /// Per-process sums for `procs[]`.
@@ -242,9 +283,24 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     let prev_cpus: HashMap<u32, &IrqCpu> = pirq
         .map(|s| s.cpus.iter().map(|c| (c.cpu, c)).collect())
         .unwrap_or_default();
+    let m = c.measured;
+    let zero = |on: bool| on.then_some(0u64);
     let mut tlb = TlbFrame {
+        task_switch: zero(m.reasons),
+        remote_shootdown: zero(m.reasons),
+        local_shootdown: zero(m.reasons),
+        local_mm_shootdown: zero(m.reasons),
+        remote_send_ipi: zero(m.reasons),
+        remote_wrong_cpu: zero(m.reasons),
+        shootdowns: zero(m.shootdowns),
+        requests: zero(m.queued),
+        ipis: zero(m.sent),
         proc_interrupts: tlb_ref,
-        ..Default::default()
+    };
+    let add = |o: &mut Option<u64>, n: u64| {
+        if let Some(v) = o.as_mut() {
+            *v += n;
+        }
     };
     let empty = IrqCpu::default();
     for ic in &c.cpus {
@@ -253,31 +309,31 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
         let s = |i| vdelta(&pc.sent, &ic.sent, i);
         let t = |i| vdelta(&pc.tlb, &ic.tlb, i);
         let shoot = delta(pc.tlb_shootdowns, ic.tlb_shootdowns);
-        tlb.task_switch += t(0);
-        tlb.remote_shootdown += t(1);
-        tlb.local_shootdown += t(2);
-        tlb.local_mm_shootdown += t(3);
-        tlb.remote_send_ipi += t(4);
-        tlb.remote_wrong_cpu += t(5);
-        tlb.shootdowns += shoot;
-        tlb.requests += delta(pc.tlb_requests, ic.tlb_requests);
-        tlb.ipis += s(1);
+        add(&mut tlb.task_switch, t(0));
+        add(&mut tlb.remote_shootdown, t(1));
+        add(&mut tlb.local_shootdown, t(2));
+        add(&mut tlb.local_mm_shootdown, t(3));
+        add(&mut tlb.remote_send_ipi, t(4));
+        add(&mut tlb.remote_wrong_cpu, t(5));
+        add(&mut tlb.shootdowns, shoot);
+        add(&mut tlb.requests, delta(pc.tlb_requests, ic.tlb_requests));
+        add(&mut tlb.ipis, s(1));
         let Some(cf) = frame.cpus.iter_mut().find(|f| f.cpu == ic.cpu) else {
             continue;
         };
-        cf.ipi = Some(IpiRecvFrame {
+        cf.ipi = m.recv.then(|| IpiRecvFrame {
             call_function: r(0),
             call_function_single: r(1),
             reschedule: r(2),
             irq_work: r(3),
         });
-        cf.ipi_sent = Some(IpiSentFrame {
+        cf.ipi_sent = m.sent.then(|| IpiSentFrame {
             reschedule: s(0),
             tlb: s(1),
             call: s(2),
             other: s(3),
         });
-        cf.tlb_shootdowns = Some(shoot);
+        cf.tlb_shootdowns = m.shootdowns.then_some(shoot);
     }
     frame.tlb = Some(tlb);
 
@@ -316,8 +372,8 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             } else {
                 func
             },
-            ipis,
-            queued,
+            ipis: m.sent.then_some(ipis),
+            queued: if kind == KIND_TLB { m.caused } else { m.queued }.then_some(queued),
         })
         .collect();
     senders.sort_by(|a, b| {
@@ -325,12 +381,61 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     });
     frame.ipi_senders = senders;
     let per_proc = proc_ipis(prev, cur);
+    let opt = |on: bool, n: u64| if on { Opt::some(n) } else { Opt::NONE };
     for row in &mut frame.procs {
         let pi = per_proc.get(&row.pid).copied().unwrap_or_default();
-        row.ipis_caused = Opt::some(pi.ipis);
-        row.tlb_ipis_caused = Opt::some(pi.tlb_ipis);
-        row.tlb_shootdowns_caused = Opt::some(pi.tlb_shootdowns);
+        row.ipis_caused = opt(m.sent, pi.ipis);
+        row.tlb_ipis_caused = opt(m.sent, pi.tlb_ipis);
+        row.tlb_shootdowns_caused = opt(m.caused, pi.tlb_shootdowns);
     }
+}
+
+/// Fixture: the same host on Linux 6.1, which has no ipi:ipi_send_* nor csd:*
+/// tracepoints: shootdowns received and caused come from a kprobe on flush_tlb_func, IPIs
+/// sent are not measured (the kernel matrix found exactly this on Debian 12's kernel).
+pub fn fixture_6_1_into(s: &mut Sample, secs: u64) {
+    use super::features::{Feature, Status};
+    fixture_into(s, secs);
+    let irq = s.irq.as_mut().expect("fixture_into sets it");
+    irq.measured = IrqMeasured {
+        sent: false,
+        queued: false,
+        ..IrqMeasured::default()
+    };
+    for c in &mut irq.cpus {
+        c.sent = vec![0; 4];
+        c.tlb_requests = 0;
+    }
+    irq.senders.retain(|x| x.kind == KIND_TLB);
+    for x in &mut irq.senders {
+        x.ipis = 0;
+    }
+    s.mode.features = vec![
+        Feature::measured("ipi_received", "raw_tp/irq_vectors:*_entry"),
+        Feature::missing(
+            "ipi_sent",
+            "this kernel has no ipi:ipi_send_cpu tracepoint (added in Linux 6.3); IPIs received are counted per CPU",
+        ),
+        Feature::new(
+            "tlb_shootdowns",
+            Status::Fallback,
+            "kprobe/flush_tlb_func",
+            "this kernel has no csd:csd_function_entry tracepoint (added in Linux 6.3)",
+        ),
+        Feature::new(
+            "tlb_caused",
+            Status::Fallback,
+            "kprobe/flush_tlb_func",
+            "charged to the process whose address space is flushed (mm->owner)",
+        ),
+        Feature::measured("tlb_reasons", "raw_tp/tlb:tlb_flush"),
+    ];
+    s.mode.problems = s
+        .mode
+        .features
+        .iter()
+        .filter_map(Feature::problem)
+        .collect();
 }
 
 /// Fixture: seed 000's TiFlash host, `secs` seconds in (cumulative counters), for
@@ -408,6 +513,7 @@ pub fn fixture_into(s: &mut Sample, secs: u64) {
                 queued: 30 * secs,
             },
         ],
+        measured: IrqMeasured::default(),
     });
     let mut lines = BTreeMap::new();
     let per_cpu = |base: u64| {
@@ -483,6 +589,7 @@ ERR:          0\n";
                     queued: 0,
                 },
             ],
+            measured: IrqMeasured::default(),
         });
         s
     }
@@ -512,16 +619,64 @@ ERR:          0\n";
         assert_eq!(f.cpus[0].tlb_shootdowns, Some(12));
         assert_eq!(f.cpus[1].interrupts["TLB"], 33);
         let tlb = f.tlb.as_ref().unwrap();
-        assert_eq!(tlb.shootdowns, 24);
-        assert_eq!(tlb.remote_shootdown, 24);
-        assert_eq!(tlb.local_mm_shootdown, 42);
-        assert_eq!(tlb.ipis, 30);
+        assert_eq!(tlb.shootdowns, Some(24));
+        assert_eq!(tlb.remote_shootdown, Some(24));
+        assert_eq!(tlb.local_mm_shootdown, Some(42));
+        assert_eq!(tlb.ipis, Some(30));
         assert_eq!(tlb.proc_interrupts, Some(30 + 33));
         assert_eq!(f.ipi_senders[0].pid, 42);
         assert_eq!(f.ipi_senders[0].kind, "tlb");
         assert_eq!(f.ipi_senders[1].func, "reschedule");
         assert_eq!(f.procs[0].tlb_shootdowns_caused.get(), Some(30));
         assert_eq!(f.procs[0].ipis_caused.get(), Some(30));
+    }
+
+    /// Linux 6.1: no ipi:ipi_send_* nor csd:*; shootdowns received and caused come from a
+    /// kprobe on the flush function. What no hook fed is null, never 0; the rest as before.
+    #[test]
+    fn what_no_hook_fed_is_null() {
+        let (mut p, mut c) = (sample(100), sample(103));
+        let m = IrqMeasured {
+            sent: false,
+            queued: false,
+            ..IrqMeasured::default()
+        };
+        p.irq.as_mut().unwrap().measured = m;
+        c.irq.as_mut().unwrap().measured = m;
+        let mut f = Frame {
+            cpus: (0..2)
+                .map(|cpu| CpuFrame {
+                    cpu,
+                    ..Default::default()
+                })
+                .collect(),
+            procs: vec![crate::model::frame::ProcFrame {
+                pid: 42,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        derive_into(&mut f, Some(&p), &c);
+        assert!(f.cpus[1].ipi.is_some() && f.cpus[1].ipi_sent.is_none());
+        assert_eq!(f.cpus[0].tlb_shootdowns, Some(12));
+        let tlb = f.tlb.as_ref().unwrap();
+        assert_eq!(
+            (tlb.shootdowns, tlb.ipis, tlb.requests),
+            (Some(24), None, None)
+        );
+        let tlb_row = f.ipi_senders.iter().find(|s| s.kind == "tlb").unwrap();
+        assert_eq!((tlb_row.ipis, tlb_row.queued), (None, Some(30)));
+        let resched = f
+            .ipi_senders
+            .iter()
+            .find(|s| s.kind == "reschedule")
+            .unwrap();
+        assert_eq!((resched.ipis, resched.queued), (None, None));
+        assert_eq!(f.procs[0].tlb_shootdowns_caused.get(), Some(30));
+        assert_eq!(f.procs[0].ipis_caused.get(), None);
+        assert_eq!(f.procs[0].tlb_ipis_caused.get(), None);
+        let j = serde_json::to_value(&f.tlb).unwrap();
+        assert!(j["ipis"].is_null() && j["requests"].is_null(), "{j}");
     }
 
     /// A sender is named by the scan; one gone from /proc by the eBPF side's last name for

@@ -38,6 +38,14 @@ pub struct LatStats {
     pub max_ts: u64,
     /// Non-empty slots as (slot, cumulative count mod 2^32), ascending.
     pub slots: Vec<(u16, u32)>,
+    /// Thread rows: the thread has exited, and these are its last counts (the kernel
+    /// entry is deleted once read; a later entry under the tid is another thread's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exited: bool,
+    /// Thread rows of exited threads: the name the thread had at exit (the scan may
+    /// never have seen it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comm: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -223,7 +231,8 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
         .threads
         .iter()
         .filter_map(|s| {
-            let prev = pt.get(&s.id).copied();
+            // An exited thread's last counts are no base for a later thread of its tid.
+            let prev = pt.get(&s.id).copied().filter(|p| !p.exited);
             // No wakeup this interval (most threads of a big idle pool): no row, and no
             // histogram delta to build (10,000 of them a tick were 12% of ttop's CPU).
             if prev.is_some_and(|p| p.count == s.count) {
@@ -233,7 +242,7 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             (i.count > 0).then(|| LatThreadRow {
                 tid: s.id,
                 pid: s.tgid,
-                comm: String::new(), // filled in below, for the rows kept
+                comm: s.comm.clone(), // for the rows kept, the scan's name if it has one
                 count: i.count,
                 avg_us: i.avg_us,
                 p50_us: i.p50_us.unwrap_or(0.0),
@@ -247,13 +256,26 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     let total = threads.len() as u32;
     threads.truncate(MAX_THREAD_ROWS);
     if !threads.is_empty() {
-        let comm = KeyMap::new(
-            cur.procs
-                .iter()
-                .flat_map(|p| p.tasks.iter().map(|t| (t.tid, &*t.comm))),
-        );
-        for r in &mut threads {
-            r.comm = comm.get(r.tid).map_or_else(String::new, |c| c.to_string());
+        fn names(s: &Sample) -> KeyMap<&str> {
+            KeyMap::new(
+                s.procs
+                    .iter()
+                    .flat_map(|p| p.tasks.iter().map(|t| (t.tid, &*t.comm)))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        // A thread that exited is named as it was at exit; the others as this scan saw
+        // them, or the last one (a thread that ended before this scan, named by none).
+        let now = names(cur);
+        let mut before = None;
+        for r in threads.iter_mut().filter(|r| r.comm.is_empty()) {
+            let c = now.get(r.tid).copied().or_else(|| {
+                before
+                    .get_or_insert_with(|| names(prev))
+                    .get(r.tid)
+                    .copied()
+            });
+            r.comm = c.map_or_else(String::new, str::to_string);
         }
     }
     frame.latency = Some(LatencyFrame {
@@ -282,6 +304,7 @@ pub fn stats_of(id: u32, tgid: u32, lats_ns: &[u64], max_ts: u64) -> LatStats {
             .filter(|(_, n)| **n > 0)
             .map(|(s, n)| (s as u16, *n))
             .collect(),
+        ..Default::default()
     }
 }
 
@@ -420,5 +443,42 @@ mod tests {
         assert!((t.p50_us - 100.0).abs() < 12.5, "p50 {}", t.p50_us);
         assert_eq!(l.cpus[0].count, 99);
         assert!(l.cpus[0].p99_us.unwrap() <= 600_000.0);
+    }
+
+    /// An exited thread's last counts make its row (named as at exit), and are no base
+    /// for a later thread that gets its tid.
+    #[test]
+    fn exited_threads_keep_their_last_interval_and_free_their_tid() {
+        let mk = |threads: Vec<LatStats>, mono: u64| Sample {
+            mono_ns: mono,
+            bpf: Some(BpfSample {
+                latency: LatencySample {
+                    cpus: Vec::new(),
+                    threads,
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let gone = |s: LatStats| LatStats {
+            exited: true,
+            comm: "w-3".into(),
+            ..s
+        };
+        let a = mk(vec![stats_of(77, 70, &[1_000_000; 5], 1)], 1_000_000_000);
+        // Two more waits, then it exited: the row has those two, and its name.
+        let b = mk(
+            vec![gone(stats_of(77, 70, &[1_000_000; 7], 2))],
+            2_000_000_000,
+        );
+        let mut f = Frame::default();
+        derive_into(&mut f, Some(&a), &b);
+        let t = &f.latency.as_ref().unwrap().threads[0];
+        assert_eq!((t.tid, t.count, t.comm.as_str()), (77, 2, "w-3"));
+        // A new thread with tid 77 and nine waits: all nine are its own.
+        let c = mk(vec![stats_of(77, 71, &[2_000_000; 9], 3)], 3_000_000_000);
+        derive_into(&mut f, Some(&b), &c);
+        let t = &f.latency.as_ref().unwrap().threads[0];
+        assert_eq!((t.pid, t.count), (71, 9));
     }
 }

@@ -3,6 +3,7 @@
 pub mod contention;
 pub mod contention_frame;
 pub mod derive;
+pub mod features;
 pub mod findings;
 pub mod findings_evidence;
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::join::Rows;
 use super::opt::Opt;
 use super::prev_tasks::PrevTasks;
 use super::proc_totals::{ProcTotals, Totals};
-use super::sample::{BpfSample, Sample};
+use super::sample::{BpfSample, ProcScan, Sample};
 use super::thread_rows::{Interval, scan_pct, thread_row};
 
 /// The rows of the scan, and the threads the scan found runnable.
@@ -54,10 +54,15 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
     // so the compiler writes its fields in place; a row built in a local and filled in
     // through `&mut` was copied (260 bytes, a memcpy call) into the list.
     procs.extend(cur.procs.iter().map(|p| {
+        let prevp = prev_scan.get(p.pid).filter(|q| q.starttime == p.starttime);
+        // The previous scan read this process's threads: a thread it did not read is new.
+        let known = prevp.is_some_and(|q| !q.tasks.is_empty());
         let mut running = 0u32;
+        let mut threads_pct = known.then_some(0.0);
         for t in &p.tasks {
             running += u32::from(t.state == 'R');
-            let pct = scan_pct(prev_tasks.get(t.tid), p, t, at);
+            let pct = scan_pct(prev_tasks.get(t.tid), p, t, known, at);
+            threads_pct = threads_pct.zip(pct).map(|(a, b)| a + b);
             let (c, b) = if at.bpf {
                 (cur_bt.get(t.tid), prev_bt.get(t.tid))
             } else {
@@ -66,8 +71,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
             threads.push(thread_row(p, t, pct, c, b, at));
         }
         scan_running += running;
-        let prevp = prev_scan.get(p.pid).filter(|q| q.starttime == p.starttime);
-        let cpu_pct_scan = prevp.map_or(0.0, |q| {
+        let cpu_pct_scan = prevp.map(|q| {
             let ticks = delta(q.utime + q.stime, p.utime + p.stime) as f64;
             100.0 * ticks / at.tck / at.s
         });
@@ -77,24 +81,28 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
             threads_seen: p.tasks.len() as u32,
             running_seen: running,
             cpu_pct_scan,
+            cpu_pct_scan_threads: threads_pct,
             rss_kb: p.rss_pages * page_kb,
         };
         let bpf = bpf_tot(p.pid).map_or_else(BpfCols::default, |(pt, ct)| {
-            bpf_cols(&pt, &ct, at.ns, at.has_prev, cpu_pct_scan)
+            bpf_cols(&pt, &ct, at.ns, at.has_prev, miss_of(threads_pct))
         });
         proc_row(p.pid, p.comm.clone(), (&p.cmdline).into(), scan, bpf)
     }));
     // The cursor over the previous scan's tasks answered before it could know that scan
-    // was out of tid order: look those up again in its table.
+    // was out of tid order: look those up again in its table, and add the threads of
+    // the processes they belong to up again.
     let stale = prev_tasks.stale();
     if stale > 0 {
-        let tasks = cur
-            .procs
-            .iter()
-            .flat_map(|p| p.tasks.iter().map(move |t| (p, t)));
-        for (row, (p, t)) in threads.iter_mut().zip(tasks).take(stale) {
-            row.cpu_pct_scan = scan_pct(prev_tasks.get(t.tid), p, t, at);
-        }
+        redo_stale(
+            &mut prev_tasks,
+            &prev_scan,
+            cur,
+            at,
+            stale,
+            &mut procs,
+            &mut threads,
+        );
     }
 
     // Processes that lived during the interval but were gone at the scan. With a filter,
@@ -134,7 +142,8 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
                 gone: true,
                 ..Default::default()
             };
-            let bpf = bpf_cols(&pt, &ct, at.ns, at.has_prev, scan.cpu_pct_scan);
+            // Gone at the scan: neither view lists it, so both miss all of its CPU.
+            let bpf = bpf_cols(&pt, &ct, at.ns, at.has_prev, Miss::All);
             procs.push(proc_row(bp.tgid, comm, cmdline, scan, bpf));
         }
     }
@@ -152,7 +161,8 @@ struct ScanCols {
     gone: bool,
     threads_seen: u32,
     running_seen: u32,
-    cpu_pct_scan: f64,
+    cpu_pct_scan: Option<f64>,
+    cpu_pct_scan_threads: Option<f64>,
     rss_kb: u64,
 }
 
@@ -166,7 +176,7 @@ struct BpfCols {
     cpu_pct_true: Option<f64>,
     runq_wait_ms: Option<f64>,
     runnable_avg: Opt<f64>,
-    scan_miss: f64,
+    scan_miss: Option<f64>,
 }
 
 /// A process row: one struct expression, so it can be built where it is stored.
@@ -190,11 +200,12 @@ fn proc_row(
         threads_exited: b.threads_exited,
         ghost_threads: b.ghost_threads,
         ghost_cpu_ms: b.ghost_cpu_ms,
-        cpu_pct_scan: s.cpu_pct_scan,
+        cpu_pct_scan: s.cpu_pct_scan.into(),
+        cpu_pct_scan_threads: s.cpu_pct_scan_threads.into(),
         cpu_pct_true: b.cpu_pct_true,
         runq_wait_ms: b.runq_wait_ms,
         rss_kb: s.rss_kb,
-        scan_miss: b.scan_miss,
+        scan_miss: b.scan_miss.into(),
         runnable_avg: b.runnable_avg,
         // Filled in later by contention_frame and irq.
         tlb_shootdowns_caused: Opt::NONE,
@@ -206,13 +217,70 @@ fn proc_row(
     }
 }
 
+/// What a per-thread scan saw of a process, against which its miss is taken.
+#[derive(Clone, Copy)]
+enum Miss {
+    /// The sum of its threads' scan CPU%: the scan misses the rest of the true CPU.
+    Threads(f64),
+    /// Gone at the scan: the scan lists nothing of it and misses all its CPU.
+    All,
+    /// Its first interval: the scan has nothing to compare.
+    Unknown,
+}
+
+fn miss_of(threads_pct: Option<f64>) -> Miss {
+    threads_pct.map_or(Miss::Unknown, Miss::Threads)
+}
+
+/// Redoes the first `stale` thread rows (see `PrevTasks::stale`), and the thread sums and
+/// misses of the processes they belong to.
+fn redo_stale(
+    prev_tasks: &mut PrevTasks,
+    prev_scan: &Rows<ProcScan, impl Fn(&ProcScan) -> u32>,
+    cur: &Sample,
+    at: &Interval,
+    stale: usize,
+    procs: &mut [ProcFrame],
+    threads: &mut [ThreadFrame],
+) {
+    let mut row = 0;
+    for (p, pf) in cur.procs.iter().zip(procs.iter_mut()) {
+        if row >= stale {
+            break;
+        }
+        let known = prev_scan
+            .get(p.pid)
+            .is_some_and(|q| q.starttime == p.starttime && !q.tasks.is_empty());
+        let mut sum = known.then_some(0.0);
+        for (t, tf) in p.tasks.iter().zip(&mut threads[row..]) {
+            let pct = scan_pct(prev_tasks.get(t.tid), p, t, known, at);
+            tf.cpu_pct_scan = pct.into();
+            sum = sum.zip(pct).map(|(a, b)| a + b);
+        }
+        row += p.tasks.len();
+        pf.cpu_pct_scan_threads = sum.into();
+        if let Some(true_pct) = pf.cpu_pct_true {
+            pf.scan_miss = miss_pct(true_pct, miss_of(sum)).into();
+        }
+    }
+}
+
+/// The CPU percentage points a scan misses of a process that used `true_pct`.
+fn miss_pct(true_pct: f64, seen: Miss) -> Option<f64> {
+    match seen {
+        Miss::Threads(t) => Some((true_pct - t).max(0.0)),
+        Miss::All => Some(true_pct),
+        Miss::Unknown => None,
+    }
+}
+
 #[inline(always)]
 fn bpf_cols(
     pt: &ProcTotals,
     ct: &ProcTotals,
     interval_ns: u64,
     has_prev: bool,
-    cpu_pct_scan: f64,
+    seen: Miss,
 ) -> BpfCols {
     let d = |a: u64, b: u64| if has_prev { delta(a, b) } else { 0 };
     let ghost_ns = d(pt.ghost_oncpu_ns, ct.ghost_oncpu_ns);
@@ -232,7 +300,11 @@ fn bpf_cols(
         cpu_pct_true: Some(true_pct),
         runnable_avg: Opt::some(runnable_ns as f64 / interval_ns as f64),
         runq_wait_ms: Some(wait(pt.runq_wait_ns, ct.runq_wait_ns) as f64 / 1e6),
-        scan_miss: (true_pct - cpu_pct_scan).max(0.0) + pct_of(ghost_ns, interval_ns),
+        scan_miss: if has_prev {
+            miss_pct(true_pct, seen)
+        } else {
+            None
+        },
     }
 }
 
@@ -241,15 +313,27 @@ mod tests {
     use super::*;
     use crate::model::fixtures::synthetic;
 
+    const AT: Interval = Interval {
+        ns: 1_000_000_000,
+        s: 1.0,
+        tck: 100.0,
+        has_prev: true,
+        bpf: true,
+    };
+
     fn threads(cur: &Sample, prev: &Sample) -> Vec<ThreadFrame> {
-        let at = Interval {
-            ns: 1_000_000_000,
-            s: 1.0,
-            tck: 100.0,
-            has_prev: true,
-            bpf: true,
-        };
-        scan_rows(Some(prev), cur, &at, 4).threads
+        scan_rows(Some(prev), cur, &AT, 4).threads
+    }
+
+    /// Each process's per-thread scan CPU% and miss, by pid.
+    fn sums(cur: &Sample, prev: &Sample) -> Vec<(u32, Option<f64>, Option<f64>)> {
+        let mut v: Vec<_> = scan_rows(Some(prev), cur, &AT, 4)
+            .procs
+            .iter()
+            .map(|p| (p.pid, p.cpu_pct_scan_threads.get(), p.scan_miss.get()))
+            .collect();
+        v.sort_by_key(|s| s.0);
+        v
     }
 
     /// Stepping through scans in tid order finds what the table finds: a reused pid,
@@ -276,19 +360,75 @@ mod tests {
         unordered.procs.push(odd);
         let tabled = threads(&cur, &unordered);
         assert_eq!(walked, tabled);
-        assert!(walked.iter().any(|t| t.cpu_pct_scan > 0.0));
+        // The processes' thread sums are redone with their threads' rows.
+        assert_eq!(sums(&cur, &prev), sums(&cur, &unordered));
+        assert!(walked.iter().any(|t| t.cpu_pct_scan.get() > Some(0.0)));
         assert!(
             walked
                 .iter()
-                .any(|t| t.pid == cur.procs[3].pid && t.cpu_pct_scan == 0.0)
+                .any(|t| t.pid == cur.procs[3].pid && t.cpu_pct_scan.get().is_none())
         );
         // A current scan out of order part way: the rest is looked up in the table.
         let mut shuffled = cur.clone();
         shuffled.procs.swap(20, 30);
-        let key = |v: &mut Vec<ThreadFrame>| v.sort_by_key(|t| (t.tid, t.cpu_pct_scan.to_bits()));
+        let key = |v: &mut Vec<ThreadFrame>| {
+            v.sort_by_key(|t| (t.tid, t.cpu_pct_scan.get().map(f64::to_bits)))
+        };
         let (mut got, mut want) = (threads(&shuffled, &prev), walked);
         key(&mut got);
         key(&mut want);
         assert!(got == want, "same rows, in another order");
+    }
+
+    /// Churn: the process's own counter holds its exited threads' CPU (ghosts too), so a
+    /// per-process scan sees it all; a per-thread scan sees only the threads listed, and
+    /// misses the rest once, not the ghosts' share a second time. A thread new since the
+    /// last scan counts all its ticks (top -H does). A process first seen has no scan
+    /// figure and no miss; one gone at the scan is missed whole.
+    #[test]
+    fn the_miss_is_the_per_thread_views_and_counted_once() {
+        use crate::model::fixtures::incident;
+        let (prev, mut cur) = (incident(1, true), incident(2, true));
+        let tiflash = cur.procs.iter_mut().find(|p| p.pid == 4242).unwrap();
+        // 60 ticks more in the process counter than in its listed threads (threads that
+        // exited), and a thread born since the last scan with 10 ticks.
+        tiflash.utime += 60;
+        let mut born = tiflash.tasks[1].clone();
+        born.tid = 9999;
+        born.utime = 10;
+        tiflash.tasks.push(born);
+        // A process first seen, and one gone at the scan.
+        let mut newp = cur.procs[1].clone();
+        newp.pid = 6000;
+        newp.tasks.iter_mut().for_each(|t| t.tid += 6000);
+        cur.procs.push(newp);
+        cur.procs.retain(|p| p.pid != 1817);
+        let f = scan_rows(Some(&prev), &cur, &AT, 4);
+        let row = |pid| f.procs.iter().find(|p| p.pid == pid).unwrap();
+        let t = row(4242);
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        assert!(close(t.cpu_pct_scan.get(), 140.0 + 60.0));
+        assert!(close(t.cpu_pct_scan_threads.get(), 140.0 + 10.0));
+        // True 310%: the per-thread scan misses 160, the ghosts' 165% among it.
+        assert!(close(t.scan_miss.get(), 310.0 - 150.0), "{:?}", t.scan_miss);
+        let n = row(6000);
+        assert_eq!(
+            (
+                n.cpu_pct_scan.get(),
+                n.cpu_pct_scan_threads.get(),
+                n.scan_miss.get()
+            ),
+            (None, None, None)
+        );
+        assert!(n.cpu_pct_true.is_some(), "eBPF measured it all the same");
+        let g = row(1817);
+        assert!(g.gone && g.cpu_pct_scan.get().is_none());
+        assert!(close(g.scan_miss.get(), g.cpu_pct_true.unwrap()));
+        // Without eBPF nothing is said to be missed.
+        let (mut p0, mut c0) = (prev.clone(), cur.clone());
+        (p0.bpf, c0.bpf) = (None, None);
+        let at = Interval { bpf: false, ..AT };
+        let f = scan_rows(Some(&p0), &c0, &at, 4);
+        assert!(f.procs.iter().all(|p| p.scan_miss.get().is_none()));
     }
 }

@@ -27,6 +27,10 @@ pub struct Mode {
     pub bpf: bool,
     /// Why eBPF is off or partly off, and what to do about it (shown as a banner).
     pub problems: Vec<String>,
+    /// What this kernel let ttop measure, and through which hooks (empty in recordings
+    /// made before ttop kept it: then everything they hold was measured).
+    #[serde(default)]
+    pub features: Vec<super::features::Feature>,
 }
 
 /// One `cpuN` line of /proc/stat, in clock ticks (cumulative).

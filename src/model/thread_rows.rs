@@ -18,16 +18,26 @@ pub struct Interval {
     pub bpf: bool,
 }
 
-/// A task's scan CPU%, from its ticks in the previous scan (`before`), if that was the
-/// same process (a reused pid's task starts from zero).
+/// A task's scan CPU%: its ticks since the previous scan (`before`) if that scan read it
+/// in the same process. A task that scan did not read (or read in a process since gone,
+/// its tid reused) is new since then when the scan read its process (`known`): all its
+/// ticks are the interval's, and top -H counts them so. None when the previous scan did
+/// not read the process: nothing to take a delta from.
 #[inline(always)]
-pub fn scan_pct(before: Option<PrevTask>, p: &ProcScan, t: &TaskScan, at: &Interval) -> f64 {
-    match before {
-        Some((ticks, start)) if start == p.starttime => {
-            100.0 * delta(ticks, t.utime + t.stime) as f64 / at.tck / at.s
-        }
-        _ => 0.0,
-    }
+pub fn scan_pct(
+    before: Option<PrevTask>,
+    p: &ProcScan,
+    t: &TaskScan,
+    known: bool,
+    at: &Interval,
+) -> Option<f64> {
+    let ticks = t.utime + t.stime;
+    let d = match before {
+        Some((prev, start)) if start == p.starttime => delta(prev, ticks),
+        _ if known => ticks,
+        _ => return None,
+    };
+    Some(100.0 * d as f64 / at.tck / at.s)
 }
 
 /// The row of task `t` of process `p`; `cur` and `prev` are its eBPF counters, looked up
@@ -36,7 +46,7 @@ pub fn scan_pct(before: Option<PrevTask>, p: &ProcScan, t: &TaskScan, at: &Inter
 pub fn thread_row(
     p: &ProcScan,
     t: &TaskScan,
-    cpu_pct_scan: f64,
+    cpu_pct_scan: Option<f64>,
     cur: Option<&BpfThread>,
     prev: Option<&BpfThread>,
     at: &Interval,
@@ -59,7 +69,7 @@ pub fn thread_row(
         pid: p.pid,
         comm: t.comm.clone(),
         state: t.state,
-        cpu_pct_scan,
+        cpu_pct_scan: cpu_pct_scan.into(),
         cpu_pct_true,
         runq_wait_ms,
     }

@@ -175,12 +175,12 @@ pub fn render(f: &Frame, top: usize) -> String {
         o.one(
             "tlb_shootdowns_per_second",
             "Remote TLB flushes run (what /proc/interrupts TLB counts)",
-            per_s(t.shootdowns as f64),
+            t.shootdowns.and_then(|n| per_s(n as f64)),
         );
         o.one(
             "tlb_ipis_per_second",
             "TLB shootdown IPIs sent",
-            per_s(t.ipis as f64),
+            t.ipis.and_then(|n| per_s(n as f64)),
         );
     }
 
@@ -190,7 +190,7 @@ pub fn render(f: &Frame, top: usize) -> String {
         let key = |p: &crate::model::frame::ProcFrame| {
             (
                 p.threads_created.unwrap_or(0),
-                p.cpu_pct_true.unwrap_or(p.cpu_pct_scan),
+                p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0),
             )
         };
         let (ka, kb) = (key(a), key(b));
@@ -224,7 +224,7 @@ pub fn render(f: &Frame, top: usize) -> String {
     o.family(
         "process_cpu_scan_percent",
         "CPU% from /proc utime+stime (top's figure)",
-        procs.iter().map(|p| (pl(p), Some(p.cpu_pct_scan))),
+        procs.iter().map(|p| (pl(p), p.cpu_pct_scan.get())),
     );
 
     let c = &f.contention;
@@ -269,8 +269,26 @@ pub fn render(f: &Frame, top: usize) -> String {
     );
     o.one(
         "drops",
-        "Events lost this interval because a kernel map was full",
+        "Events lost this interval (a full kernel map, a lock wait nested too deep, a scheduler event the kernel did not deliver); a stack that could not be stored is not one",
         Some(f.drops as f64),
+    );
+    o.one(
+        "stacks_unstored",
+        "Waits counted this interval whose stack could not be stored (named ?)",
+        Some(f.contention.contention_drops.stacks as f64),
+    );
+    let maps = &f.contention.stack_maps;
+    o.family(
+        "stack_map_held",
+        "Stack ids a contention stack map holds after the interval",
+        maps.iter()
+            .map(|m| (l(&[("map", m.map.clone())]), Some(m.held as f64))),
+    );
+    o.family(
+        "stack_map_capacity",
+        "Stack ids a contention stack map can hold",
+        maps.iter()
+            .map(|m| (l(&[("map", m.map.clone())]), Some(m.capacity as f64))),
     );
     o.one(
         "sched_gaps",

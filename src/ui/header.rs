@@ -10,6 +10,7 @@ use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
+use crate::model::features::{Feature, Status};
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     let mode = if fr.mode == "bpf" {
@@ -31,10 +32,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let mut skips = None;
     if fr.mode == "bpf" {
         let d = &fr.drops_by_map;
-        let lost = d.threads + d.procs + fr.contention.contention_drops.total();
+        // The JSON's figure; red only when a figure on screen is a floor (lost_data):
+        // an idle VM's few skipped scheduler events a second are not that.
+        let floor = crate::model::findings_rules::lost(fr).is_some();
         spans.push(Span::styled(
-            format!(" lost {lost} "),
-            if lost > 0 { th.alert } else { th.dim },
+            format!(" lost {} ", fr.drops),
+            if floor { th.alert } else { th.dim },
         ));
         if d.sched_gaps > 0 {
             skips = Some(spans.len());
@@ -89,7 +92,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
 pub const WORDS: &[(&str, &str)] = &[
     (
         "lost",
-        "events lost this interval because a kernel map was full (JSON drops): the figures are floors; red when not 0",
+        "events lost this interval (JSON drops: full kernel maps, scheduler events not delivered); red when a figure on screen is a floor (the lost_data finding)",
     ),
     (
         "sched skips",
@@ -125,14 +128,53 @@ pub const WORDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Rows the banner needs (one per problem, and per note about the command line).
+/// The banner's lines: each problem as it is, except that what this kernel measures
+/// through an older hook or not at all (a sentence per figure in problems[]) is one line
+/// that says how many and where to read which (each view says its own under its table).
+fn banner(fr: &Frame) -> Vec<String> {
+    let kernel: Vec<&Feature> = fr
+        .features
+        .iter()
+        .filter(|f| f.problem().is_some())
+        .collect();
+    let is_kernel = |p: &String| kernel.iter().any(|f| f.problem().as_ref() == Some(p));
+    let mut lines: Vec<String> = fr
+        .problems
+        .iter()
+        .filter(|p| !is_kernel(p))
+        .cloned()
+        .collect();
+    let missing = kernel
+        .iter()
+        .filter(|f| f.status == Status::Missing)
+        .count();
+    let fallback = kernel.len() - missing;
+    if !kernel.is_empty() {
+        let mut parts = Vec::new();
+        if missing > 0 {
+            parts.push(format!(
+                "{missing} figure{} not measured",
+                if missing == 1 { "" } else { "s" }
+            ));
+        }
+        if fallback > 0 {
+            parts.push(format!("{fallback} by older hooks"));
+        }
+        lines.push(format!(
+            "this kernel: {} (ttop probe says why)",
+            parts.join(", ")
+        ));
+    }
+    lines
+}
+
+/// Rows the banner needs (one per line, and per note about the command line; at most 3).
 pub fn banner_lines(fr: &Frame, app: &App) -> u16 {
-    (fr.problems.len() + app.notes.len()).min(3) as u16
+    (banner(fr).len() + app.notes.len()).min(3) as u16
 }
 
 pub fn render_banner(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
-    let lines: Vec<Line> = fr
-        .problems
+    let lines: Vec<Line> = banner(fr)
         .iter()
         .chain(&app.notes)
         .take(area.height as usize)

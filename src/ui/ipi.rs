@@ -12,6 +12,7 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::app::irq_view::SenderSort;
 use crate::model::Frame;
+use crate::model::features::{self, Status};
 
 /// The tables' columns (the help screen lists them). Per second, per CPU.
 pub const COLUMNS: &[(&str, &str)] = &[
@@ -68,6 +69,33 @@ fn rate(n: u64, secs: f64) -> String {
     fmt::num(n as f64 / secs, 7)
 }
 
+/// A rate, or `-` where this kernel did not measure it.
+fn orate(n: Option<u64>, secs: f64) -> String {
+    n.map_or_else(|| "-".into(), |n| rate(n, secs))
+}
+
+/// Why the view's `-` figures are not measured (the features this view draws on).
+fn not_measured(fr: &Frame) -> Vec<String> {
+    [
+        "ipi_received",
+        "ipi_sent",
+        "tlb_shootdowns",
+        "tlb_caused",
+        "tlb_reasons",
+    ]
+    .iter()
+    .filter_map(|id| features::find(&fr.features, id))
+    .filter(|f| f.status != Status::Measured)
+    .map(|f| {
+        let what = features::label_of(&f.id);
+        match f.status {
+            Status::Fallback => format!("{what}: through {}", f.hook),
+            _ => format!("{what}: - not measured: {}", f.note),
+        }
+    })
+    .collect()
+}
+
 /// What the top sender's numbers usually mean.
 pub fn pattern(kind: &str, func: &str) -> &'static str {
     match kind {
@@ -89,37 +117,55 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         return;
     };
     let ncpu = fr.cpus.len() as u16;
-    let cpu_h = (ncpu + 2).min(area.height.saturating_sub(6) / 2).max(3);
-    let [cpus, reasons, senders, hint] = Layout::vertical([
+    let notes = not_measured(fr);
+    // Each note whole, wrapped: the reason is the point.
+    let w = usize::from(area.width.max(20) - 1);
+    let wanted: usize = notes.iter().map(|n| n.chars().count().div_ceil(w)).sum();
+    let note_h = (wanted as u16).min(area.height.saturating_sub(8) / 3);
+    let cpu_h = (ncpu + 2)
+        .min(area.height.saturating_sub(6 + note_h) / 2)
+        .max(3);
+    let [cpus, reasons, senders, hint, footer] = Layout::vertical([
         Constraint::Length(cpu_h),
         Constraint::Length(2),
         Constraint::Min(3),
         Constraint::Length(1),
+        Constraint::Length(note_h),
     ])
     .areas(area);
+    f.render_widget(
+        Paragraph::new(
+            notes
+                .iter()
+                .map(|n| Line::styled(format!(" {n}"), th.dim))
+                .collect::<Vec<_>>(),
+        )
+        .wrap(ratatui::widgets::Wrap { trim: false }),
+        footer,
+    );
 
     let head = Row::new(CPU_HEADER.map(Cell::from)).style(th.header);
     let rows: Vec<Row> = fr
         .cpus
         .iter()
         .map(|c| {
-            let r = c.ipi.clone().unwrap_or_default();
-            let s = c.ipi_sent.clone().unwrap_or_default();
+            let r = c.ipi.as_ref();
+            let s = c.ipi_sent.as_ref();
             let ktlb = c
                 .interrupts
                 .get("TLB")
                 .map_or_else(|| "-".into(), |v| rate(*v, secs));
             Row::new(vec![
                 Cell::from(c.cpu.to_string()),
-                Cell::from(rate(r.call_function, secs)),
-                Cell::from(rate(r.call_function_single, secs)),
-                Cell::from(rate(r.reschedule, secs)),
-                Cell::from(rate(r.irq_work, secs)),
-                Cell::from(rate(c.tlb_shootdowns.unwrap_or(0), secs)).style(th.truth),
+                Cell::from(orate(r.map(|r| r.call_function), secs)),
+                Cell::from(orate(r.map(|r| r.call_function_single), secs)),
+                Cell::from(orate(r.map(|r| r.reschedule), secs)),
+                Cell::from(orate(r.map(|r| r.irq_work), secs)),
+                Cell::from(orate(c.tlb_shootdowns, secs)).style(th.truth),
                 Cell::from(ktlb),
-                Cell::from(rate(s.tlb, secs)),
-                Cell::from(rate(s.call, secs)),
-                Cell::from(rate(s.reschedule, secs)),
+                Cell::from(orate(s.map(|s| s.tlb), secs)),
+                Cell::from(orate(s.map(|s| s.call), secs)),
+                Cell::from(orate(s.map(|s| s.reschedule), secs)),
             ])
         })
         .collect();
@@ -138,22 +184,22 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         Span::styled(" TLB flushes/s ", th.header),
         Span::raw(format!(
             "remote {} · local-mm {} · local {} · switch {} · wrong-cpu {}",
-            rate(tlb.remote_shootdown, secs).trim(),
-            rate(tlb.local_mm_shootdown, secs).trim(),
-            rate(tlb.local_shootdown, secs).trim(),
-            rate(tlb.task_switch, secs).trim(),
-            rate(tlb.remote_wrong_cpu, secs).trim(),
+            orate(tlb.remote_shootdown, secs).trim(),
+            orate(tlb.local_mm_shootdown, secs).trim(),
+            orate(tlb.local_shootdown, secs).trim(),
+            orate(tlb.task_switch, secs).trim(),
+            orate(tlb.remote_wrong_cpu, secs).trim(),
         )),
     ]);
     let line2 = Line::from(vec![
         Span::styled(" shootdowns/s ", th.header),
-        Span::styled(rate(tlb.shootdowns, secs).trim().to_string(), th.truth),
+        Span::styled(orate(tlb.shootdowns, secs).trim().to_string(), th.truth),
         Span::raw(format!(
             " (kernel {}) · their IPIs {} · send intents {}",
             tlb.proc_interrupts
                 .map_or_else(|| "-".into(), |v| rate(v, secs).trim().to_string()),
-            rate(tlb.ipis, secs).trim(),
-            rate(tlb.remote_send_ipi, secs).trim(),
+            orate(tlb.ipis, secs).trim(),
+            orate(tlb.remote_send_ipi, secs).trim(),
         )),
     ]);
     f.render_widget(Paragraph::new(vec![line1, line2]), reasons);
@@ -185,8 +231,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 Cell::from(fmt::inert(&s.comm)),
                 Cell::from(s.kind.clone()),
                 Cell::from(fmt::inert(&s.func)),
-                Cell::from(rate(s.ipis, secs)),
-                Cell::from(rate(s.queued, secs)),
+                Cell::from(orate(s.ipis, secs)),
+                Cell::from(orate(s.queued, secs)),
             ])
             .style(style)
         })

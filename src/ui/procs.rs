@@ -121,11 +121,21 @@ pub const COLS: &[Col] = &[
     },
     Col {
         title: "SCAN%",
-        help: "CPU as top computes it, from utime+stime in /proc/PID/stat between two scans, in % of one CPU (- when the process was gone at the scan)",
+        help: "CPU as top computes it per process, from utime+stime in /proc/PID/stat between two scans (its exited threads' CPU included), in % of one CPU; - in its first interval and when it was gone at the scan",
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuScan),
-        value: |p, _| scanned(p, || fmt::pct(p.cpu_pct_scan)),
+        value: |p, _| p.cpu_pct_scan.get().map_or("-".into(), fmt::pct),
+    },
+    // What the threads' own counters add up to: TRUE% less this is what a per-thread
+    // scan misses (the X sort and the highlight).
+    Col {
+        title: "THRD%",
+        help: "what its threads' own counters add up to: the per-thread view (top -H, htop showing threads), in % of one CPU; TRUE% above it is what that view misses",
+        width: 6,
+        min_screen: 130,
+        sort: None,
+        value: |p, _| p.cpu_pct_scan_threads.get().map_or("-".into(), fmt::pct),
     },
     Col {
         title: "TRUE%",
@@ -137,14 +147,11 @@ pub const COLS: &[Col] = &[
     },
     Col {
         title: "MISS%",
-        help: "CPU the scan misses, in % of one CPU: TRUE% above SCAN%, plus GHOST% (- without eBPF, or when the scan did not read the process)",
+        help: "CPU a per-thread scan misses, in % of one CPU: TRUE% above THRD% (threads that ended between two scans, ghosts whole); all of TRUE% for a process gone at the scan; - without eBPF and in its first interval",
         width: 6,
         min_screen: 140,
         sort: Some(ProcSort::Miss),
-        value: |p, _| match p.cpu_pct_true {
-            Some(_) if !p.gone => fmt::pct(p.scan_miss),
-            _ => "-".into(),
-        },
+        value: |p, _| p.scan_miss.get().map_or("-".into(), fmt::pct),
     },
     Col {
         title: "RQWAIT/s",
@@ -337,10 +344,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
 
 /// How a process row is drawn: selected, the worst miss, any miss, exited, or plain.
 fn row_style(p: &ProcFrame, selected: bool, worst: f64, th: &Theme) -> Style {
-    let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
+    let missed = p.ghost_threads.unwrap_or(0) > 0 || p.miss() >= MISS_HIGHLIGHT;
     if selected {
         th.selected
-    } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
+    } else if missed && p.miss() >= worst && worst >= MISS_HIGHLIGHT {
         th.alert
     } else if missed {
         th.warn
@@ -438,10 +445,10 @@ mod tests {
                     };
                     cells.push(Cell::from(fmt::inert(&cmd)));
                 }
-                let missed = p.ghost_threads.unwrap_or(0) > 0 || p.scan_miss >= MISS_HIGHLIGHT;
+                let missed = p.ghost_threads.unwrap_or(0) > 0 || p.miss() >= MISS_HIGHLIGHT;
                 let style = if i == sel && win.total > 0 {
                     th.selected
-                } else if missed && p.scan_miss >= worst && worst >= MISS_HIGHLIGHT {
+                } else if missed && p.miss() >= worst && worst >= MISS_HIGHLIGHT {
                     th.alert
                 } else if missed {
                     th.warn

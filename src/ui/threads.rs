@@ -62,7 +62,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
     let comm = proc.map_or_else(|| "exited".to_string(), |p| fmt::inert(&p.comm));
     let mut threads: Vec<&ThreadFrame> = fr.threads.iter().filter(|t| t.pid == pid).collect();
     threads.sort_by(|a, b| {
-        let k = |t: &ThreadFrame| t.cpu_pct_true.get().unwrap_or(t.cpu_pct_scan);
+        let k = |t: &ThreadFrame| {
+            t.cpu_pct_true
+                .get()
+                .or(t.cpu_pct_scan.get())
+                .unwrap_or(-1.0)
+        };
         k(b).partial_cmp(&k(a))
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.tid.cmp(&b.tid))
@@ -127,7 +132,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
                 Cell::from(t.tid.to_string()),
                 Cell::from(fmt::inert(&t.comm)),
                 Cell::from(t.state.to_string()),
-                Cell::from(fmt::pct(t.cpu_pct_scan)),
+                Cell::from(t.cpu_pct_scan.get().map_or("-".into(), fmt::pct)),
                 Cell::from(t.cpu_pct_true.get().map_or("-".into(), fmt::pct)),
                 Cell::from(
                     t.runq_wait_ms

@@ -7,8 +7,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+pub mod bpftrace;
 pub mod screen;
 pub mod stream;
+pub mod vm;
 pub mod watch;
 
 static KERNEL: Mutex<()> = Mutex::new(());
@@ -185,6 +187,17 @@ pub fn wait_timeout(child: &mut Child, limit: Duration) -> bool {
     let _ = child.kill();
     let _ = child.wait();
     false
+}
+
+/// The median (the mean of the middle two for an even count; NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// Assert |got - want| <= tol * want, with a message that shows both.

@@ -24,7 +24,22 @@ impl Stream {
     }
 
     pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(ttop_bin())
+        Self::start_under(&[], args, env)
+    }
+
+    /// ttop run under a wrapper command (`taskset -c 0 nice -n 19`), or directly when
+    /// `wrap` is empty.
+    pub fn start_under(wrap: &[&str], args: &[&str], env: &[(&str, &str)]) -> Self {
+        let bin = ttop_bin();
+        let mut cmd = match wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(&bin);
+                c
+            }
+            None => Command::new(&bin),
+        };
+        let mut child = cmd
             .args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
@@ -53,6 +68,11 @@ impl Stream {
                 .expect("ttop printed no frame within 30 s");
         s.frames.push(first);
         s
+    }
+
+    /// The process running ttop (the wrapper's, which execs it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Every frame so far and `more` frames begun after this call, then stop ttop: once

@@ -1,0 +1,145 @@
+//! `ttop probe`: what works on this kernel. Loads every collector as the dashboard would
+//! and prints, for each figure family, whether it is measured, measured through an older
+//! hook (a fallback), or not available, with the hook and the reason; `-v` adds libbpf's
+//! log with the verifier's words on every program the kernel rejected.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::collect::{Collector, Config, bpf_common, kernel};
+use crate::model::features::{self, Feature};
+
+#[derive(Serialize)]
+struct Report<'a> {
+    kernel: &'a str,
+    mode: &'a str,
+    btf: bool,
+    kprobes: bool,
+    features: &'a [Feature],
+    problems: &'a [String],
+}
+
+/// Print the table (or its JSON) to stdout.
+pub fn probe(cfg: &Config, verbose: bool, json: bool) -> anyhow::Result<()> {
+    let c = Collector::new(cfg);
+    let facts = kernel::facts();
+    let mode = if c.mode().bpf { "bpf" } else { "procfs" };
+    let report = Report {
+        kernel: &facts.release,
+        mode,
+        btf: facts.btf,
+        kprobes: facts.kprobes,
+        features: &c.mode().features,
+        problems: &c.mode().problems,
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        out.write_all(table(&report).as_bytes())?;
+    }
+    if verbose {
+        writeln!(out, "\nlibbpf's log:")?;
+        for l in bpf_common::libbpf_log() {
+            writeln!(out, "  {l}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The human table: a line per figure family, the reason under it when there is one.
+fn table(r: &Report<'_>) -> String {
+    let mut s = format!(
+        "ttop probe: Linux {}, {} mode (BTF {}, kprobes {})\n\n",
+        r.kernel,
+        if r.mode == "bpf" {
+            "eBPF"
+        } else {
+            "procfs-only"
+        },
+        yes(r.btf),
+        yes(r.kprobes),
+    );
+    let w = r
+        .features
+        .iter()
+        .map(|f| features::label_of(&f.id).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    s += &format!("{:<w$}  {:<13}  {}\n", "FIGURE", "STATUS", "HOOK");
+    for f in r.features {
+        s += &format!(
+            "{:<w$}  {:<13}  {}\n",
+            features::label_of(&f.id),
+            f.status.label(),
+            if f.hook.is_empty() { "-" } else { &f.hook }
+        );
+        if !f.note.is_empty() {
+            s += &format!("    {}\n", f.note);
+        }
+    }
+    let other: Vec<&String> = r
+        .problems
+        .iter()
+        .filter(|p| !r.features.iter().any(|f| f.problem().as_ref() == Some(*p)))
+        .collect();
+    if !other.is_empty() {
+        s += "\nproblems:\n";
+        for p in other {
+            s += &format!("  {p}\n");
+        }
+    }
+    s
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::features::Status;
+
+    #[test]
+    fn the_table_says_status_hook_and_reason() {
+        let features = vec![
+            Feature::measured("runnable", "tp_btf/sched_switch"),
+            Feature::missing("kernel_locks", "needs Linux 5.19"),
+        ];
+        let problems = vec![
+            features[1].problem().unwrap(),
+            "probe x: unexpected error".to_string(),
+        ];
+        let r = Report {
+            kernel: "5.10.0-46-amd64",
+            mode: "bpf",
+            btf: true,
+            kprobes: true,
+            features: &features,
+            problems: &problems,
+        };
+        let t = table(&r);
+        assert!(
+            t.starts_with("ttop probe: Linux 5.10.0-46-amd64, eBPF mode (BTF yes, kprobes yes)")
+        );
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("kernel-lock contention"))
+            .unwrap();
+        assert!(
+            line.contains(Status::Missing.label()) && line.ends_with(" -"),
+            "{line}"
+        );
+        assert!(t.contains("\n    needs Linux 5.19\n"), "{t}");
+        // A feature's own sentence is not repeated; anything else is listed.
+        assert!(
+            t.contains("problems:\n  probe x: unexpected error\n"),
+            "{t}"
+        );
+        assert_eq!(t.matches("needs Linux 5.19").count(), 1, "{t}");
+    }
+}
