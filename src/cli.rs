@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand};
 )]
 pub struct Cli {
     /// Interval between updates, in seconds (0.1 to 3600).
-    #[arg(short = 'd', long = "delay", value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+    #[arg(short = 'd', long = "delay", value_name = "SECONDS", default_value = "1", value_parser = parse_interval,
+          allow_negative_numbers = true)]
     pub delay: Duration,
 
     /// Print one JSON object per interval on stdout (JSON Lines) instead of the dashboard.
@@ -21,7 +22,8 @@ pub struct Cli {
     pub json: bool,
 
     /// With --json: stop after COUNT intervals.
-    #[arg(short = 'n', long = "count", value_name = "COUNT")]
+    #[arg(short = 'n', long = "count", value_name = "COUNT", value_parser = parse_count,
+          allow_negative_numbers = true)]
     pub count: Option<u64>,
 
     /// Do not load eBPF programs: show the /proc view only.
@@ -35,8 +37,8 @@ pub struct Cli {
     pub no_futex: bool,
 
     /// Hook every futex call: the futex view also counts calls, EAGAINs and wake calls
-    /// (the idle-futex-storm figure of seed 003), at a cost to every futex call on the
-    /// machine. Without it only waits that slept are counted, from the scheduler probes,
+    /// (what shows an idle program's futex storm: a timer parking and waking its threads
+    /// a thousand times a second), at a cost to every futex call on the machine. Without it only waits that slept are counted, from the scheduler probes,
     /// which a futex storm does not feel. On with -p or --comm.
     #[arg(long = "futex-calls", conflicts_with = "no_futex")]
     pub futex_calls: bool,
@@ -149,7 +151,8 @@ pub struct ProfileArgs {
     pub comm: Option<String>,
 
     /// How long to sample, in seconds (Ctrl-C ends it early and still writes).
-    #[arg(long = "duration", value_name = "SECONDS", default_value = "30", value_parser = parse_interval)]
+    #[arg(long = "duration", value_name = "SECONDS", default_value = "30", value_parser = parse_interval,
+          allow_negative_numbers = true)]
     pub duration: Duration,
 
     /// Samples per second on each CPU (as perf record -F; 99 avoids lockstep with
@@ -187,7 +190,8 @@ pub struct ProfileArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CollectArgs {
     /// Interval between samples, in seconds (0.1 to 3600; default 1).
-    #[arg(short = 'd', long = "delay", value_name = "SECONDS", value_parser = parse_interval)]
+    #[arg(short = 'd', long = "delay", value_name = "SECONDS", value_parser = parse_interval,
+          allow_negative_numbers = true)]
     pub delay: Option<Duration>,
 
     /// Only these processes (-p 1,2 or -p 1 -p 2).
@@ -331,6 +335,8 @@ pub enum Shell {
 /// configuration, from the top-level flags and (winning) the subcommand's.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The --comm NAME as given (the config holds it as the kernel keeps it).
+    pub comm_given: Option<String>,
     pub delay: Duration,
     pub rt: bool,
     pub cfg: crate::collect::Config,
@@ -371,12 +377,14 @@ impl Cli {
             }
         }
         Settings {
+            comm_given: comm.clone(),
             delay,
             rt,
             cfg: crate::collect::Config {
                 bpf: !no_bpf,
                 pids: (!pids.is_empty()).then_some(pids),
-                comm,
+                // The kernel keeps 15 bytes of a name: match what /proc/PID/comm holds.
+                comm: comm.map(|c| kernel_comm(&c).to_string()),
                 profile_hz: profile,
                 profile_off_cpu: off_cpu,
                 futex: if no_futex {
@@ -405,67 +413,84 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     out
 }
 
-/// The man page (roff), generated from these definitions: ttop(1) with a section per
-/// subcommand.
-pub fn man_page() -> Vec<u8> {
-    use clap::CommandFactory;
-    let cmd = Cli::command();
-    let mut out = Vec::new();
-    let man = clap_mangen::Man::new(cmd.clone());
-    man.render(&mut out).expect("writing to a Vec cannot fail");
-    // clap_mangen renders one command; each subcommand's own options follow as a
-    // section of this page, so `man ttop` holds everything.
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
-        out.extend_from_slice(
-            format!(
-                ".SH \"TTOP {}\"\n{}\n",
-                sub.get_name().to_uppercase(),
-                roff(&about)
-            )
-            .as_bytes(),
-        );
-        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-            let name = match (arg.get_short(), arg.get_long()) {
-                (Some(s), Some(l)) => format!("\\fB-{s}\\fR, \\fB--{l}\\fR"),
-                (None, Some(l)) => format!("\\fB--{l}\\fR"),
-                (Some(s), None) => format!("\\fB-{s}\\fR"),
-                (None, None) => String::new(),
-            };
-            let value = arg
-                .get_value_names()
-                .filter(|_| arg.get_action().takes_values())
-                .map(|v| {
-                    v.iter()
-                        .map(|n| format!("\\fI{n}\\fR"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
-            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-            let head = [name, value]
-                .into_iter()
-                .filter(|p| !p.is_empty())
-                .collect::<Vec<_>>();
-            out.extend_from_slice(format!(".TP\n{}\n{}\n", head.join(" "), roff(&help)).as_bytes());
-        }
+#[path = "cli_man.rs"]
+mod man;
+pub use man::man_page;
+
+/// The longest name the kernel keeps for a task (TASK_COMM_LEN 16, with its NUL).
+pub const COMM_LEN: usize = 15;
+
+/// `name` as /proc/PID/comm shows it: cut to 15 bytes (on a character boundary).
+pub fn kernel_comm(name: &str) -> &str {
+    let mut end = name.len().min(COMM_LEN);
+    while !name.is_char_boundary(end) {
+        end -= 1;
     }
-    out
+    &name[..end]
 }
 
-/// Text made safe for roff: a backslash doubled, a line starting with . or ' escaped.
-fn roff(text: &str) -> String {
-    text.replace('\\', "\\\\")
+/// What to tell a person about a `--comm NAME` before watching starts: a name the kernel
+/// cuts, and a name no process has now (`running`: how many processes have the name as
+/// the kernel keeps it).
+pub fn comm_notes(name: &str, running: usize) -> Vec<String> {
+    let kept = kernel_comm(name);
+    let mut notes = Vec::new();
+    if kept != name {
+        notes.push(format!(
+            "--comm {name}: the kernel keeps {COMM_LEN} characters of a name, so processes \
+             named '{kept}' are watched"
+        ));
+    }
+    if running == 0 {
+        notes.push(format!(
+            "--comm {kept}: no process has this name now (names as in /proc/PID/comm, \
+             e.g. `ps -eo comm`); one that starts later is watched"
+        ));
+    }
+    notes
+}
+
+/// -p takes process IDs: a thread's ID (its `Tgid` is another) is refused, naming its
+/// process. `tgid_of` reads a task's process ID and name (None: no such task).
+pub fn check_processes(
+    pids: &[u32],
+    tgid_of: impl Fn(u32) -> Option<(u32, String)>,
+) -> Result<(), String> {
+    for &pid in pids {
+        if let Some((tgid, name)) = tgid_of(pid)
+            && tgid != pid
+        {
+            return Err(format!(
+                "{pid} is a thread of process {tgid} ({name}), not a process: -p takes \
+                 process IDs (-p {tgid}; Enter on it in the dashboard shows its threads)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A task's process ID and its process's name, from /proc/PID/status (a thread's ID
+/// works there too, though /proc does not list it).
+pub fn tgid_of(pid: u32) -> Option<(u32, String)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let tgid = status
         .lines()
-        .map(|l| {
-            if l.starts_with(['.', '\'']) {
-                format!("\\&{l}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    let name = std::fs::read_to_string(format!("/proc/{tgid}/comm")).unwrap_or_default();
+    Some((tgid, name.trim_end().to_string()))
+}
+
+/// Parse --count: a number of intervals, at least 1.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a number of intervals: COUNT is 1 or more"
+        )),
+    }
 }
 
 /// Parse a span for rotation and retention: a duration (see `parse_duration`) or days

@@ -102,3 +102,27 @@ fn flags_are_offered_where_they_mean_something() {
     assert!(Cli::try_parse_from(["ttop", "record"]).is_err());
     assert!(Cli::try_parse_from(["ttop", "record", "-o", "x", "--top", "3"]).is_err());
 }
+
+#[test]
+fn comm_names_and_counts() {
+    assert_eq!(kernel_comm("qemu-system-x86_64"), "qemu-system-x86");
+    assert_eq!(kernel_comm("postgres"), "postgres");
+    // Cut on a character boundary: 14 bytes and a 2-byte character.
+    assert_eq!(kernel_comm("abcdefghijklmné"), "abcdefghijklmn");
+    assert_eq!(comm_notes("postgres", 2), Vec::<String>::new());
+    let n = comm_notes("qemu-system-x86_64", 0);
+    assert_eq!(n.len(), 2, "{n:?}");
+    assert!(n[0].contains("'qemu-system-x86'") && n[1].contains("no process"));
+    assert_eq!(parse_count("3"), Ok(3));
+    for bad in ["0", "-1", "x", ""] {
+        assert!(parse_count(bad).is_err(), "{bad}");
+    }
+    let tasks = |pid| match pid {
+        10 => Some((10, "main".to_string())),
+        11 => Some((10, "main".to_string())),
+        _ => None,
+    };
+    assert!(check_processes(&[10, 99], tasks).is_ok());
+    let e = check_processes(&[10, 11], tasks).unwrap_err();
+    assert!(e.starts_with("11 is a thread of process 10 (main)"), "{e}");
+}

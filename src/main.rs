@@ -26,9 +26,17 @@ fn main() -> ExitCode {
             eprintln!("ttop: --rt: cannot use SCHED_FIFO ({e}); continuing at normal priority");
         }
     }
-    if let Err(e) = collect::filter::check_pids(settings.cfg.pids.as_deref().unwrap_or(&[])) {
+    let pids = settings.cfg.pids.as_deref().unwrap_or(&[]);
+    if let Err(e) = collect::filter::check_pids(pids)
+        .and_then(|()| ttop::cli::check_processes(pids, ttop::cli::tgid_of))
+    {
         eprintln!("ttop: {e}");
         return ExitCode::FAILURE;
+    }
+    // What to know about --comm: printed now, and in the dashboard's banner.
+    let notes = comm_notes(&settings);
+    for n in &notes {
+        eprintln!("ttop: {n}");
     }
     let cfg = settings.cfg.clone();
     let result = match &cli.command {
@@ -44,7 +52,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Replay(args)) => ttop::app::replay::replay(&cli, args),
         None if cli.json => json(&cli, &cfg),
-        None => ttop::app::run::live(&cli, &cfg),
+        None => ttop::app::run::live(&cli, &cfg, notes),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -53,6 +61,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Notes on the --comm NAME of a collecting run (see `cli::comm_notes`).
+fn comm_notes(settings: &ttop::cli::Settings) -> Vec<String> {
+    let Some(name) = settings.comm_given.as_deref() else {
+        return Vec::new();
+    };
+    let spec = ttop::model::sample::FilterSpec {
+        comm: settings.cfg.comm.clone(),
+        ..Default::default()
+    };
+    ttop::cli::comm_notes(name, collect::filter::resolve(&spec).len())
 }
 
 /// Completions and the man page go to stdout; a closed pipe (`| head`) is not an error.
@@ -100,8 +120,7 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
             // One write per line: stdout's 1 KB line buffer cut an idle machine's
             // frame into 69 writes a tick.
             line.clear();
-            serde_json::to_writer(&mut line, &f)?;
-            line.push(b'\n');
+            ttop::record::dump::json_line(&f, &mut line)?;
             let mut out = stdout.lock();
             out.write_all(&line)?;
             out.flush()?;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use crate::cli::ProfileArgs;
-use crate::collect::filter;
 use crate::collect::profile::{ProfileConfig, Profiler};
+use crate::collect::{bpf_common, filter};
 use crate::model::sample::FilterSpec;
 
 /// How often a --comm filter looks for new processes.
@@ -18,9 +18,21 @@ const RESCAN: Duration = Duration::from_secs(1);
 
 pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
     filter::check_pids(&args.pids).map_err(anyhow::Error::msg)?;
+    // Why eBPF cannot run, in one sentence, before libbpf tries; and whatever libbpf
+    // says goes into the log the error is explained from, not raw onto stderr.
+    if let Some(why) = bpf_common::preflight() {
+        bail!(
+            "profiling needs eBPF: {}",
+            why.trim_start_matches("eBPF off: ")
+        );
+    }
+    bpf_common::capture_libbpf_log();
     let spec = FilterSpec {
         pids: args.pids.clone(),
-        comm: args.comm.clone(),
+        comm: args
+            .comm
+            .as_deref()
+            .map(|c| crate::cli::kernel_comm(c).to_string()),
         matched: Vec::new(),
     };
     let filtered = !args.pids.is_empty() || args.comm.is_some();
@@ -29,11 +41,14 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
     } else {
         Vec::new()
     };
-    if args.comm.is_some() && pids.is_empty() {
-        eprintln!(
-            "ttop: no process named {:?} yet; sampling the ones that start",
-            args.comm.as_deref().unwrap_or_default()
-        );
+    if let Some(name) = &args.comm {
+        let named = filter::resolve(&FilterSpec {
+            comm: spec.comm.clone(),
+            ..Default::default()
+        });
+        for note in crate::cli::comm_notes(name, named.len()) {
+            eprintln!("ttop: {note}");
+        }
     }
     let mut p = Profiler::start(&ProfileConfig {
         hz: args.freq,

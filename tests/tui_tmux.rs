@@ -56,6 +56,21 @@ impl Tmux {
         Some(Tmux { name })
     }
 
+    /// An interactive shell (job control: Ctrl-Z and fg work as for a person) in a new
+    /// session; `line` types commands into it.
+    fn shell(w: u16, h: u16) -> Option<Tmux> {
+        Tmux::start("exec bash --norc --noprofile -i", w, h)
+    }
+
+    /// Type a command line into the pane and press Enter.
+    fn line(&self, text: &str) {
+        tmux(&self.name)
+            .args(["send-keys", "-t", &self.name, "-l", text])
+            .status()
+            .unwrap();
+        self.keys(&["Enter"]);
+    }
+
     fn screen(&self) -> String {
         let out = tmux(&self.name)
             .args(["capture-pane", "-p", "-t", &self.name])
@@ -83,6 +98,22 @@ impl Tmux {
             assert!(
                 t0.elapsed() < Duration::from_secs(15),
                 "waited for {what:?}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Wait until the screen no longer contains `what` (or fail with the screen).
+    fn wait_without(&self, what: &str) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if !s.contains(what) {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(15),
+                "waited for {what:?} to go; screen:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -116,6 +147,12 @@ fn ttop_cmd() -> String {
     )
 }
 
+/// ttop without eBPF, for tests of keys and screens only (quick to start, and it loads
+/// nothing into the kernel).
+fn ttop_ui_cmd() -> String {
+    format!("{} --no-bpf", ttop_bin().display())
+}
+
 /// The ttop process started by the pane's shell.
 fn ttop_pid(t: &Tmux) -> u32 {
     let shell = t.pane_pid();
@@ -142,7 +179,7 @@ fn drive_the_dashboard_and_quit_cleanly() {
     t.wait_for("Processes");
     t.keys(&["?"]);
     t.wait_for("ttop keys");
-    t.keys(&["x"]); // any key closes help
+    t.keys(&["z"]); // any key closes help (z does nothing else)
     t.keys(&["s"]);
     t.wait_for("sorted by");
     t.keys(&["p", "1", "Enter"]);
@@ -402,4 +439,111 @@ fn syscall_links(pid: u32) -> usize {
                 .is_ok_and(|s| s.lines().any(|l| l == "link_type:\tperf"))
         })
         .count()
+}
+
+/// Any key closes the help screen, as it says; a key that does something also does it
+/// (issue 34, defect 4: an unbound key left it open, a bound one was swallowed).
+#[test]
+fn any_key_closes_help_and_a_bound_key_acts() {
+    let Some(t) = Tmux::start(&ttop_ui_cmd(), 100, 30) else {
+        return;
+    };
+    t.wait_for("Processes");
+    t.keys(&["?"]);
+    t.wait_for("ttop keys");
+    t.keys(&["x"]);
+    t.wait_without("ttop keys");
+    t.keys(&["?"]);
+    t.wait_for("ttop keys");
+    t.keys(&["2"]);
+    let s = t.wait_for("Futexes:");
+    assert!(!s.contains("ttop keys"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+}
+
+/// The state letter of a process (/proc/PID/stat), or None when it is gone.
+fn proc_state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit(')').next()?.trim_start().chars().next()
+}
+
+/// Ctrl-Z suspends ttop to the shell as it does any job, the terminal given back; `fg`
+/// resumes it with the dashboard redrawn (issue 34, defect 13: the key was swallowed).
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_fg_resumes() {
+    let Some(t) = Tmux::shell(100, 30) else {
+        return;
+    };
+    t.line(&ttop_ui_cmd());
+    t.wait_for("Runnable threads");
+    let ttop = ttop_pid(&t);
+    t.keys(&["C-z"]);
+    let s = t.wait_for("Stopped");
+    assert!(
+        !s.contains("Runnable threads"),
+        "the dashboard left on screen:\n{s}"
+    );
+    let t0 = Instant::now();
+    while proc_state(ttop) != Some('T') {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "ttop {ttop} not stopped"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    t.line("fg");
+    t.wait_for("Runnable threads");
+    t.wait_for("Processes");
+    assert!(matches!(proc_state(ttop), Some('S' | 'R')));
+    t.keys(&["q"]);
+    t.wait_without("Runnable threads");
+    t.line("echo RESULT $?");
+    t.wait_for("RESULT 0");
+}
+
+/// The record key's files are named as `record --dir` names its own, so `ttop replay
+/// DIR` plays them (issue 34, defect 13: it skipped them).
+#[test]
+fn the_record_key_writes_files_replay_dir_plays() {
+    let dir = std::env::temp_dir().join(format!("ttop-tmux-rec-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cmd = format!("cd {} && {} -d 0.3", dir.display(), ttop_ui_cmd());
+    let Some(t) = Tmux::start(&cmd, 120, 30) else {
+        return;
+    };
+    t.wait_for("Processes");
+    t.keys(&["R"]);
+    t.wait_for("● REC ttop-");
+    std::thread::sleep(Duration::from_millis(1500));
+    t.keys(&["R"]);
+    t.wait_for("saved ttop-");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let n = &names[0];
+    let stamp = n
+        .strip_prefix("ttop-")
+        .and_then(|s| s.strip_suffix("Z.ttop"));
+    assert!(
+        stamp.is_some_and(|s| s.len() == 15 && s.as_bytes()[8] == b'T'),
+        "{n}: not ttop-YYYYMMDDTHHMMSSZ.ttop"
+    );
+    let out = Command::new(ttop_bin())
+        .args(["replay", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let frames = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert!(
+        out.status.success() && frames >= 2,
+        "{frames} frames: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

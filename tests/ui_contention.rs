@@ -46,7 +46,7 @@ fn futexes_80x24() {
     let t = text(&app_in(View::Futexes), 80, 24);
     assert!(t.contains("CONT/s▼") && t.contains("EAGAIN/s"), "{t}");
     assert!(
-        t.contains("runtime.stopm"),
+        t.contains("runtime.stop"),
         "the caller column is on screen:\n{t}"
     );
     snap!("futexes_80x24", t);
@@ -228,4 +228,90 @@ fn the_evidence_key_opens_the_marked_findings_view() {
         app.handle(Action::Evidence);
         assert_eq!(app.view, ttop::ui::findings::view_of(f), "{}", f.kind);
     }
+}
+
+/// Issue 34, defect 8: a futex word of a process the scan did not list (it exited
+/// during the interval) is named as the summary line and the findings name it, from
+/// eBPF's row for the process, not left blank.
+#[test]
+fn futex_words_of_exited_processes_are_named() {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        x.contention = Some(contention::fixture(s));
+        x
+    };
+    let (a, mut b) = (sample(9), sample(10));
+    b.procs.retain(|p| p.pid != 912); // node_exporter exited: eBPF's row names it
+    let fr = derive(&sys, Some(&a), &b);
+    let row = |fr: &ttop::model::Frame| {
+        fr.contention
+            .futexes
+            .iter()
+            .find(|r| r.pid == 912)
+            .map(|r| r.comm.clone())
+    };
+    assert_eq!(row(&fr).as_deref(), Some(""), "the scan has no name for it");
+    let mut app = App::new();
+    app.push_frame(fr);
+    app.handle(Action::GoTo(View::Futexes));
+    let t = text(&app, 160, 50);
+    let line = t.lines().find(|l| l.starts_with("912 ")).unwrap();
+    assert!(line.contains("node_exporter"), "{t}");
+}
+
+/// Issue 34, defect 11: at 80 columns a finding is cut before its advice; the cut
+/// line says so (…f), and f shows every finding whole, with its figures, scrolling with
+/// the arrows; any other key closes it and does what it does.
+#[test]
+fn f_reads_every_finding_whole() {
+    let mut app = judged_app(10);
+    let fr = app.frame.clone().unwrap();
+    let t = text(&app, 80, 24);
+    let cut: Vec<&str> = t
+        .lines()
+        .filter(|l| ttop::ui::findings::is_finding_line(l))
+        .collect();
+    assert!(!cut.is_empty());
+    assert!(
+        cut.iter().all(|l| l.ends_with(ttop::ui::findings::CUT)),
+        "{t}"
+    );
+    app.handle(Action::Findings);
+    assert!(app.show_findings);
+    let t = text(&app, 80, 24);
+    assert!(
+        t.contains(&format!("findings ({})", fr.findings.len())),
+        "{t}"
+    );
+    snap!("findings_overlay_80x24", t.clone());
+    // Tall enough for all of it: every sentence is there whole, and its figures.
+    let tall = text(&app, 80, 200);
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let body: String = tall
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let body = flat(&body);
+    for f in &fr.findings {
+        assert!(body.contains(&flat(&f.summary)), "{}:\n{tall}", f.kind);
+        let (k, _) = f.figures.iter().next().unwrap();
+        assert!(body.contains(k), "{k}");
+    }
+    // Arrows scroll (no further than the end), another key closes and acts.
+    app.screen = (80, 24);
+    app.handle(Action::Down);
+    app.handle(Action::Down);
+    assert_eq!(app.findings_scroll, 2);
+    let scrolled = text(&app, 80, 24);
+    assert_ne!(scrolled, t);
+    for _ in 0..50 {
+        app.handle(Action::PageDown);
+    }
+    let (rows, shown) = ttop::ui::findings::overlay_rows(&app, 80, 24);
+    assert_eq!(app.findings_scroll, rows - shown, "stops at the end");
+    app.handle(Action::GoTo(View::Locks));
+    assert!(!app.show_findings);
+    assert_eq!(app.view, View::Locks);
 }

@@ -5,12 +5,12 @@ mod common;
 use common::screen::screen_text as screen;
 
 use ttop::app::{Action, App, View};
-use ttop::model::{derive, fixtures, irq, latency};
+use ttop::model::{derive, fixtures, irq};
 
 fn sample(secs: u64) -> ttop::model::Sample {
     let mut s = fixtures::incident(secs, true);
-    irq::fixture_into(&mut s, secs);
-    latency::fixture_into(&mut s, secs);
+    fixtures::irq_into(&mut s, secs);
+    fixtures::latency_into(&mut s, secs);
     s
 }
 

@@ -362,3 +362,46 @@ fn o_switches_to_off_cpu_time_for_a_chosen_process() {
         }
     )));
 }
+
+/// Issue 34, defect 9: `E` writes the stacks the view shows: zoomed into a frame, the
+/// stacks through it (whole, so the file draws that subtree), not every stack; in the
+/// table, every stack it lists. Named as every ttop file is, ttop-<UTC>.folded.
+#[test]
+fn export_writes_the_zoomed_subtree() {
+    let dir = std::env::temp_dir().join(format!("ttop-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut app = app_with_stacks(3);
+    app.profile.grid = (80, 24);
+    for _ in 0..5 {
+        key(&mut app, KeyCode::Up);
+    }
+    key(&mut app, KeyCode::Enter); // zoom: dbengine-4242;worker-*;clone3;start_thread;worker_main
+    key(&mut app, KeyCode::Char('E'));
+    assert!(app.profile.export);
+    let t = 1_795_000_000.0; // 2026-11-18 11:06:40 UTC
+    app.profile.export_to(&dir, t);
+    let file = dir.join("ttop-20261118T110640Z.folded");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let zoom = "dbengine-4242;worker-*;clone3;start_thread;worker_main;";
+    assert!(lines.iter().all(|l| l.starts_with(zoom)), "{text}");
+    let total: u64 = lines
+        .iter()
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(
+        total,
+        3 * (45 + 15 + 12),
+        "the workers' samples, all of them"
+    );
+    let msg = app.profile.message.clone().unwrap();
+    assert!(msg.contains("through worker_main"), "{msg}");
+    // In the table every stack is shown, and written (a second file that second: -1).
+    key(&mut app, KeyCode::Char('t'));
+    app.profile.export_to(&dir, t);
+    let text = std::fs::read_to_string(dir.join("ttop-20261118T110640Z-1.folded")).unwrap();
+    assert_eq!(text.lines().count(), 5, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -79,19 +79,73 @@ fn procfs_only_banner_160x50() {
 #[test]
 fn help_screen_80x24() {
     let mut app = incident_app(true, 3);
+    app.screen = (80, 24);
     app.handle(Action::Help);
-    let (text, _) = screen(&app, 80, 24);
+    // More keys than two columns of 80x24 hold: pages, turned with PgDn.
+    let pages = ttop::ui::help::pages(&app, 80, 24);
+    assert!(pages > 1, "{pages}");
+    let mut all = String::new();
+    for page in 1..=pages {
+        let (text, _) = screen(&app, 80, 24);
+        assert!(text.contains(&format!("page {page}/{pages}")), "{text}");
+        if page == 1 {
+            snap!("help_80x24", text.clone());
+        } else {
+            snap!(format!("help_80x24_page{page}"), text.clone());
+        }
+        all.push_str(&text);
+        app.handle(Action::PageDown);
+        assert!(app.show_help, "PgDn turns the page, it does not close");
+    }
     // Generated from the keymap: every binding of the view, its key and the start of
     // its text (the profile view's own keys are listed there).
     for b in ttop::app::keymap::bindings_for(app.view) {
         let words: String = b.help.chars().take(12).collect();
         assert!(
-            text.contains(b.label) && text.contains(&words),
-            "help lists '{}'\n{text}",
+            all.contains(b.label) && all.contains(&words),
+            "help lists '{}'\n{all}",
             b.help
         );
     }
-    snap!("help_80x24", text);
+    // Then what each column and word on the screen means (issue 34, defect 14: GHOST/s,
+    // RQWAIT, lost and sched skips were not decodable on screen).
+    assert!(
+        all.contains("The columns and words on this screen:"),
+        "{all}"
+    );
+    for (name, help) in ttop::ui::help::columns(&app) {
+        // The name, then the first word of its meaning on the same row.
+        let first = help.split_whitespace().next().unwrap();
+        assert!(
+            all.lines()
+                .any(|l| l.contains(&format!("{name} ")) && l.contains(first)),
+            "{name}: {help}\n{all}"
+        );
+    }
+    for word in [
+        "GHOST/s",
+        "RQWAIT/s",
+        "MISS%",
+        "lost",
+        "sched skips",
+        "scan R",
+    ] {
+        assert!(
+            ttop::ui::help::columns(&app)
+                .iter()
+                .any(|(n, _)| *n == word),
+            "{word}"
+        );
+    }
+    app.handle(Action::PageUp);
+    assert!(app.show_help);
+    app.handle(Action::Back);
+    assert!(!app.show_help, "Esc closes it");
+    // In the thread view, the thread table's columns.
+    app.handle(Action::Open);
+    app.handle(Action::Help);
+    let cols = ttop::ui::help::columns(&app);
+    assert!(cols.iter().any(|(n, _)| *n == "LATmax"), "{cols:?}");
 }
 
 #[test]
@@ -148,24 +202,30 @@ fn thread_view_160x50() {
     let mut app = incident_app(true, 3);
     // Per-thread figures from the latency and futex collectors.
     let f = app.frame.as_mut().unwrap();
+    let lat = |tid, max_us| ttop::model::latency::LatThreadRow {
+        tid,
+        pid: 4242,
+        max_us,
+        ..Default::default()
+    };
     f.latency = Some(ttop::model::latency::LatencyFrame {
-        threads: vec![ttop::model::latency::LatThreadRow {
-            tid: 4242,
-            pid: 4242,
-            max_us: 1830.0,
-            ..Default::default()
-        }],
+        threads: vec![lat(4242, 1830.0), lat(5289, 12_000.0), lat(5288, 51_400.0)],
         ..Default::default()
     });
-    f.contention.futex_threads = vec![ttop::model::contention_frame::FutexThreadFrame {
-        tid: 4242,
+    let fut = |tid, total_wait_ms| ttop::model::contention_frame::FutexThreadFrame {
+        tid,
         pid: 4242,
-        total_wait_ms: 412.0,
+        total_wait_ms,
         ..Default::default()
-    }];
+    };
+    f.contention.futex_threads = vec![fut(4242, 412.0), fut(5289, 12_500.0)];
     app.handle(Action::Open);
     let (text, _) = screen(&app, 160, 50);
-    assert!(text.contains("1830us") && text.contains("412ms"), "{text}");
+    // Durations in the unit that reads (issue 34, defect 3: "12kus" before).
+    for want in ["1.83ms", "12.00ms", "51.40ms", "412ms", "12.50s"] {
+        assert!(text.contains(want), "{want}:\n{text}");
+    }
+    assert!(!text.contains("kus") && !text.contains("kms"), "{text}");
     snap!("threads_160x50", text);
 }
 
@@ -250,10 +310,28 @@ fn exited_process_keeps_its_last_figures() {
         app.push_frame(derive(&sys, Some(&prev), &cur));
         prev = cur;
     }
-    assert!(app.exited.contains_key(&1817));
-    let (text, _) = screen(&app, 120, 30);
+    // Remembered with its last live row (the scan's figures too), not eBPF's row of
+    // the interval it exited in (tests/ui_app.rs follows it on screen).
+    let last = &app.exited[&1817].1;
     assert!(
-        text.contains("exited") && text.contains("last figures"),
-        "{text}"
+        !last.gone && last.rss_kb > 0 && last.cpu_pct_scan.get().is_some_and(|v| v > 0.0),
+        "{last:?}"
     );
+    let (text, _) = screen(&app, 120, 30);
+    assert!(text.contains("exited this interval"), "{text}");
+}
+
+/// The footer lists as many keys as fit, and always `? help` (the way to the rest): on
+/// every view, at 80 and 40 columns.
+#[test]
+fn the_footer_keeps_help_on_narrow_screens() {
+    for &view in ttop::app::View::ALL {
+        let mut app = incident_app(true, 3);
+        app.handle(Action::GoTo(view));
+        for (w, h) in [(80, 24), (40, 12)] {
+            let (text, _) = screen(&app, w, h);
+            let last = text.lines().last().unwrap();
+            assert!(last.ends_with("? help"), "{view:?} at {w}x{h}: {last:?}");
+        }
+    }
 }

@@ -52,6 +52,12 @@ pub enum Action {
     ProfileOffCpu,
     /// Open the profile view scoped to the selected process.
     ProfileOf,
+    /// Stop ttop as a shell stops a job (Ctrl-Z), the terminal put back; `fg` resumes.
+    Suspend,
+    /// Read every finding whole, with its figures (a screen over the view).
+    Findings,
+    /// Show or hide the rows of processes that exited.
+    HideExited,
 }
 
 /// A key as written in the table.
@@ -89,9 +95,10 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('t')], action: Action::ProfileTable, label: "t", help: "table of functions by self and total samples (perf report)", footer: Some("table"), views: Some(PROFILE) },
     Binding { keys: &[Key::Char('w')], action: Action::ProfileWindow, label: "w", help: "window: the last 30 intervals or since the start", footer: Some("window"), views: Some(PROFILE) },
     Binding { keys: &[Key::Char('o')], action: Action::ProfileOffCpu, label: "o", help: "on-CPU samples or time off the CPU, by why (needs a process: F, or a filter)", footer: Some("on/off-CPU"), views: Some(PROFILE) },
-    Binding { keys: &[Key::Char('E')], action: Action::ProfileExport, label: "E", help: "export the shown stacks to ttop-profile-<time>.folded here", footer: None, views: Some(PROFILE) },
+    Binding { keys: &[Key::Char('E')], action: Action::ProfileExport, label: "E", help: "export the stacks shown (the zoomed frame's) to ttop-<UTC time>.folded here", footer: None, views: Some(PROFILE) },
     Binding { keys: &[Key::Char('F')], action: Action::ProfileOf, label: "F", help: "flame graph of this process", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('q'), Key::Ctrl('c')], action: Action::Quit, label: "q", help: "quit (also Ctrl-C)", footer: Some("quit"), views: None },
+    Binding { keys: &[Key::Ctrl('z')], action: Action::Suspend, label: "Ctrl-Z", help: "suspend to the shell (fg resumes), as any job", footer: None, views: None },
     Binding { keys: &[Key::Char(' ')], action: Action::TogglePause, label: "space", help: "pause the display (collection goes on)", footer: Some("pause"), views: None },
     Binding { keys: &[Key::Code(K::Up), Key::Char('k')], action: Action::Up, label: "↑/k", help: "move the selection up", footer: None, views: None },
     Binding { keys: &[Key::Code(K::Down), Key::Char('j')], action: Action::Down, label: "↓/j", help: "move the selection down", footer: Some("move"), views: None },
@@ -110,6 +117,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('G')], action: Action::SortBy(ProcSort::Ghosts), label: "G", help: "sort by ghost threads", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('x')], action: Action::HideExited, label: "x", help: "hide / show the rows of processes that exited (during the interval, or watched ones that went)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('M')], action: Action::SortBy(ProcSort::Rss), label: "M", help: "sort by resident memory", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::Tab)], action: Action::NextView, label: "Tab", help: "next view", footer: Some("view"), views: None },
     Binding { keys: &[Key::Code(K::BackTab)], action: Action::PrevView, label: "S-Tab", help: "previous view", footer: None, views: None },
@@ -119,6 +127,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('4')], action: Action::GoTo(View::Ipi), label: "4", help: "IPIs per CPU, TLB shootdowns, who sends them", footer: None, views: None },
     Binding { keys: &[Key::Char('5')], action: Action::GoTo(View::Latency), label: "5", help: "scheduling latency per CPU and thread", footer: None, views: None },
     Binding { keys: &[Key::Char('6')], action: Action::GoTo(View::Profile), label: "6", help: "profile: flame graph of stacks", footer: None, views: None },
+    Binding { keys: &[Key::Char('f')], action: Action::Findings, label: "f", help: "findings: read each one whole, with the figures that raised it (↑/↓ scroll)", footer: None, views: None },
     Binding { keys: &[Key::Char('e')], action: Action::Evidence, label: "e", help: "evidence: open the view of the marked finding (again: the next one)", footer: None, views: None },
     Binding { keys: &[Key::Char('R')], action: Action::ToggleRecord, label: "R", help: "start / stop recording (to --record FILE, else ttop-<UTC time>.ttop here)", footer: Some("record"), views: None },
     Binding { keys: &[Key::Char('?'), Key::Code(K::F(1))], action: Action::Help, label: "?", help: "this help", footer: Some("help"), views: None },

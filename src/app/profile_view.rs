@@ -4,7 +4,6 @@
 //! event loops call when `E` asked for it.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 
 use super::keymap::Action;
 use super::state::View;
@@ -275,21 +274,42 @@ impl ProfileView {
             .filter(|t| !t.is_empty())
     }
 
-    /// Write the shown stacks, folded, to `ttop-profile-<UTC time>.folded` in the current
+    /// The stacks `E` writes: what the view shows. The graph zoomed into a frame shows
+    /// the stacks through it (whole, from the root, so the file draws that subtree with
+    /// its callers as the graph does); the table shows every stack.
+    pub fn shown_stacks(&self) -> Vec<(String, u64)> {
+        let mut v = self.stacks();
+        if !self.table && !self.zoom.is_empty() {
+            v.retain(|(s, _)| {
+                let mut frames = s.split(';').filter(|f| !f.is_empty());
+                self.zoom.iter().all(|z| frames.next() == Some(z.as_str()))
+            });
+        }
+        v
+    }
+
+    /// Write the shown stacks, folded, to `ttop-<UTC time>.folded` in the current
     /// directory; the outcome goes to the status line.
     pub fn export_now(&mut self, wall_s: f64) {
+        self.export_to(std::path::Path::new(""), wall_s);
+    }
+
+    /// `export_now` into `dir`.
+    pub fn export_to(&mut self, dir: &std::path::Path, wall_s: f64) {
         self.export = false;
-        // ttop-YYYYMMDDTHHMMSSZ.ttop -> ttop-profile-YYYYMMDDTHHMMSSZ.folded
-        let stamp = crate::record::rotate::file_name((wall_s * 1e9) as u64);
-        let stamp = stamp.trim_start_matches("ttop-").trim_end_matches(".ttop");
-        let name = PathBuf::from(format!("ttop-profile-{stamp}.folded"));
+        let name = crate::record::rotate::free_name(dir, (wall_s * 1e9) as u64, "folded");
         let mut text = String::new();
-        for (s, n) in self.stacks() {
+        for (s, n) in self.shown_stacks() {
             text.push_str(&format!("{s} {n}\n"));
         }
+        let what = match self.zoom.last() {
+            Some(z) if !self.table => format!(" (the stacks through {z})"),
+            _ => String::new(),
+        };
+        let shown = name.display().to_string();
         self.message = Some(match std::fs::write(&name, text) {
-            Ok(()) => format!("exported to {}", name.display()),
-            Err(e) => format!("export failed: {}: {e}", name.display()),
+            Ok(()) => format!("exported to {shown}{what}"),
+            Err(e) => format!("export failed: {shown}: {e}"),
         });
     }
 }

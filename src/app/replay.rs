@@ -8,7 +8,6 @@ use anyhow::anyhow;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 
 use super::App;
-use super::keymap::action_for;
 use super::replay_keys::{ReplayAction, replay_action_for};
 use super::state::edit_prompt;
 use super::term_input::{Input, TermInput};
@@ -32,6 +31,11 @@ impl Session {
         }
         if let Some(f) = self.player.frame() {
             self.app.push_frame(f);
+        }
+        if !continuous {
+            // A jump: the frame shown before is not this one's neighbour, so what it had
+            // and this one lacks did not exit.
+            self.app.exited.clear();
         }
         self.refresh_bar();
     }
@@ -86,12 +90,12 @@ impl Session {
     fn key(&mut self, k: &KeyEvent) {
         if self.goto.is_some() {
             self.goto_key(k);
-        } else if self.app.typing() {
-            self.app.typing_key(k);
-        } else if let (false, Some(a)) = (self.app.show_help, replay_action_for(k)) {
+        } else if let (false, Some(a)) = (self.app.typing(), replay_action_for(k)) {
+            // As any key, a replay key closes the help screen, and does what it does.
+            self.app.show_help = false;
             self.act(a);
-        } else if let Some(a) = action_for(k, self.app.view) {
-            self.app.handle(a);
+        } else {
+            self.app.key(k);
         }
         if self.app.profile.export {
             let t = self.app.frame.as_ref().map_or(0.0, |f| f.t);
@@ -110,6 +114,10 @@ const MARK_REDRAW: Duration = Duration::from_millis(250);
 
 pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = &args.file;
+    super::screen::need_terminal(&format!(
+        "`ttop replay {} --json` (its frames as JSON Lines)",
+        path.display()
+    ))?;
     let reader = Series::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if reader.len() < 2 {
         anyhow::bail!(
@@ -200,7 +208,14 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
         for ev in events {
             match ev {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    if let Ok(sz) = term.size() {
+                        s.app.profile.grid = (sz.width, usize::from(sz.height));
+                        s.app.screen = (sz.width, sz.height);
+                    }
                     s.key(&k);
+                    if std::mem::take(&mut s.app.suspend) {
+                        super::screen::suspend(&mut term)?;
+                    }
                     if s.player.frame_time().is_none() {
                         due = None;
                     }

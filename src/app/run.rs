@@ -8,7 +8,6 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyEventKind};
 
 use super::App;
-use super::keymap::action_for;
 use super::term_input::{Input, TermInput};
 use crate::cli::Cli;
 use crate::collect::{Collector, Config, FutexChoice, collector};
@@ -18,7 +17,10 @@ use crate::stop::Stop;
 /// How long a normal shutdown may take after a signal before the process just exits.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
 
-pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
+pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
+    super::screen::need_terminal(
+        "`ttop --json` (a frame per interval), or `ttop record -o FILE` and replay it later",
+    )?;
     let sys = collector::system_info();
     // The futex view hooks every futex call while it is open.
     let collector = Collector::new(&Config {
@@ -46,6 +48,7 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
 
     let mut app = App::new();
     app.color = cli.color.enabled();
+    app.notes = notes;
     // --record FILE records from the start; the record key starts and stops it.
     let mut rec = LiveRecorder::new(&sys, cli.delay, cfg.pids.clone(), cli.record.clone())?;
     app.recording = rec.label();
@@ -103,14 +106,10 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                     Event::Key(k) if k.kind != KeyEventKind::Release => {
                         if let Ok(sz) = term.size() {
                             app.profile.grid = (sz.width, usize::from(sz.height));
+                            app.screen = (sz.width, sz.height);
                         }
-                        if app.typing() {
-                            app.typing_key(&k);
-                            dirty = true;
-                        } else if let Some(a) = action_for(&k, app.view) {
-                            app.handle(a);
-                            dirty = true;
-                        }
+                        app.key(&k);
+                        dirty = true;
                         for r in app.requests.drain(..) {
                             let _ = req_tx.send(r);
                         }
@@ -126,6 +125,12 @@ pub fn live(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
                     Event::Resize(..) => dirty = true,
                     _ => {}
                 }
+            }
+            if std::mem::take(&mut app.suspend) {
+                if let Err(e) = super::screen::suspend(&mut term) {
+                    break Err(e.into());
+                }
+                dirty = true;
             }
         };
         if gone {

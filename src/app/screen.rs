@@ -8,7 +8,9 @@
 use std::io::{self, BufWriter, Stdout};
 
 use crossterm::execute;
-use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -26,6 +28,33 @@ impl Drop for Restore {
     }
 }
 
+/// The dashboard draws on stdout and reads keys from the terminal: when either is not a
+/// terminal (`ssh HOST ttop` without -t, `ttop | less`), say what to do instead of
+/// failing on the terminal's first ioctl ("No such device or address"). `instead` is
+/// what gives the same figures without a terminal.
+pub fn need_terminal(instead: &str) -> anyhow::Result<()> {
+    // SAFETY: isatty only inspects the descriptors.
+    let (out, input) = unsafe {
+        (
+            libc::isatty(libc::STDOUT_FILENO) == 1,
+            libc::isatty(libc::STDIN_FILENO) == 1,
+        )
+    };
+    let keys = input || std::fs::File::open("/dev/tty").is_ok();
+    if out && keys {
+        return Ok(());
+    }
+    let what = if out {
+        "no terminal to read keys from"
+    } else {
+        "its output is not a terminal"
+    };
+    anyhow::bail!(
+        "the dashboard needs a terminal ({what}). Over SSH run `ssh -t HOST ttop`; \
+         without a terminal use {instead}"
+    )
+}
+
 /// Raw mode and the alternate screen, as `ratatui::try_init` sets them up, with a
 /// panic hook that restores the terminal before the message prints.
 pub fn open() -> io::Result<(Screen, Restore)> {
@@ -39,4 +68,19 @@ pub fn open() -> io::Result<(Screen, Restore)> {
     execute!(io::stdout(), EnterAlternateScreen)?;
     let out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
     Ok((Terminal::new(CrosstermBackend::new(out))?, restore))
+}
+
+/// Ctrl-Z: put the terminal back as the shell expects it, stop as the terminal's Ctrl-Z
+/// stops any job (the whole process group), and when continued (`fg`) take the terminal
+/// again and redraw everything. In a process group no shell controls (nobody could
+/// continue it) the kernel ignores the stop, and the dashboard simply comes back.
+pub fn suspend(term: &mut Screen) -> io::Result<()> {
+    term.show_cursor()?;
+    execute!(io::stdout(), LeaveAlternateScreen)?;
+    disable_raw_mode()?;
+    // SAFETY: kill(0, SIGTSTP) sends the stop signal to our own process group.
+    unsafe { libc::kill(0, libc::SIGTSTP) };
+    enable_raw_mode()?;
+    execute!(io::stdout(), EnterAlternateScreen)?;
+    term.clear()
 }

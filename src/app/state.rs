@@ -67,6 +67,13 @@ pub struct App {
     pub view: View,
     pub paused: bool,
     pub show_help: bool,
+    /// The help screen's page (when it takes more than one on this screen).
+    pub help_page: usize,
+    /// The findings screen (f) is open, scrolled down this many rows.
+    pub show_findings: bool,
+    pub findings_scroll: u16,
+    /// The terminal's size (columns, rows) at the last key: what the help's pages are.
+    pub screen: (u16, u16),
     pub proc_sort: ProcSort,
     pub proc_reverse: bool,
     /// Selected row, by PID so it stays on its process while rows re-sort.
@@ -91,10 +98,17 @@ pub struct App {
     /// With a filter: watched processes that exited, when (wall clock s) and their last
     /// figures, so an exit reads as an exit and not as an empty screen.
     pub exited: BTreeMap<u32, (f64, ProcFrame)>,
+    /// Rows of processes that exited are left out of the process table (x).
+    pub hide_exited: bool,
+    /// What to know about the command line (a --comm the kernel cuts, or that no process
+    /// has): shown in the banner under the frame's own problems.
+    pub notes: Vec<String>,
     /// Replaying a recording: what the time bar shows (None when live).
     pub replay: Option<crate::record::player::ReplayBar>,
     /// The record key was pressed (the live loop starts or stops the recorder).
     pub toggle_record: bool,
+    /// Ctrl-Z was pressed: the event loop suspends ttop (see `screen::suspend`).
+    pub suspend: bool,
     /// What the recorder writes, for the header ("● REC file 1.2 MB"); None: not recording.
     pub recording: Option<String>,
     /// The finding the evidence key opens next (an index into the frame's findings).
@@ -122,6 +136,10 @@ impl App {
             view: View::Main,
             paused: false,
             show_help: false,
+            help_page: 0,
+            show_findings: false,
+            findings_scroll: 0,
+            screen: (80, 24),
             proc_sort: ProcSort::CpuTrue,
             proc_reverse: false,
             selected_pid: None,
@@ -135,8 +153,11 @@ impl App {
             contention: ContentionView::default(),
             irq: Default::default(),
             exited: BTreeMap::new(),
+            notes: Vec::new(),
+            hide_exited: false,
             replay: None,
             toggle_record: false,
+            suspend: false,
             recording: None,
             finding_sel: 0,
             profile: Default::default(),
@@ -171,7 +192,6 @@ impl App {
         }
     }
 
-    /// Watched processes that vanished: keep their last row and when they went.
     /// Open the view showing the evidence of the marked finding, and mark the next.
     fn open_evidence(&mut self) {
         let Some(fr) = self.frame.as_ref() else {
@@ -192,16 +212,37 @@ impl App {
         self.finding_sel = (self.finding_sel + 1) % n;
     }
 
+    /// Watched processes that exited: remember each with its last live row (its last
+    /// measured figures) and when it went. Only a frame watching what `f` watches is
+    /// compared with `f`: when the filter changed, the rows it dropped were not watched
+    /// any more, they did not exit.
     fn remember_exits(&mut self, f: &Frame) {
-        let shown: Vec<&ProcFrame> = self.frame.iter().flat_map(|o| o.procs.iter()).collect();
-        for old in shown {
-            if !old.gone && !f.procs.iter().any(|p| p.pid == old.pid) {
-                self.exited.entry(old.pid).or_insert((f.t, old.clone()));
+        let Some(old) = self.newest().filter(|o| o.filter == f.filter) else {
+            return;
+        };
+        let now: foldhash::HashSet<u32> =
+            f.procs.iter().filter(|p| !p.gone).map(|p| p.pid).collect();
+        let mut went: Vec<(u32, ProcFrame)> = old
+            .procs
+            .iter()
+            .filter(|p| !p.gone && !now.contains(&p.pid))
+            .map(|p| (p.pid, p.clone()))
+            .collect();
+        // Gone during the interval: eBPF's row has only that interval's kernel figures
+        // (none of the scan's); its last live row, when there was one, is what it did.
+        for p in f.procs.iter().filter(|p| p.gone) {
+            if !went.iter().any(|(pid, _)| *pid == p.pid) {
+                went.push((p.pid, p.clone()));
             }
         }
-        for p in f.procs.iter().filter(|p| p.gone) {
-            self.exited.insert(p.pid, (f.t, p.clone()));
+        for (pid, row) in went {
+            self.exited.entry(pid).or_insert((f.t, row));
         }
+    }
+
+    /// The newest frame received (the one on screen, or the one held while paused).
+    fn newest(&self) -> Option<&Frame> {
+        self.latest.as_ref().or(self.frame.as_ref())
     }
 
     /// The text rows are narrowed by (the prompt while typing, else the filter in force).
@@ -212,24 +253,27 @@ impl App {
             .filter(|t| !t.is_empty())
     }
 
+    /// Whether a row is in the process table: it matches the text narrowing it, and it
+    /// is not a process that exited while those are hidden (x).
+    pub fn shows(&self, p: &ProcFrame) -> bool {
+        !(self.hide_exited && p.gone) && self.narrow_text().is_none_or(|t| matches_text(p, t))
+    }
+
     /// Rows of the process table in display order, narrowed by the filter text.
     pub fn visible_procs<'a>(&self, f: &'a Frame) -> Vec<&'a ProcFrame> {
         let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
-        if let Some(t) = self.narrow_text() {
-            rows.retain(|p| matches_text(p, t));
-        }
+        rows.retain(|p| self.shows(p));
         rows
     }
 
     /// What a process table `height` rows tall shows of `f` (see `sort::proc_window`):
     /// the same rows as `visible_procs` around the selection, without sorting them all.
     pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
-        let text = self.narrow_text();
         proc_window(
             f,
             self.proc_sort,
             self.proc_reverse,
-            |p| text.is_none_or(|t| matches_text(p, t)),
+            |p| self.shows(p),
             self.selected_pid,
             height,
         )
@@ -305,10 +349,47 @@ impl App {
         self.selected_pid = Some(rows[i]);
     }
 
-    pub fn handle(&mut self, a: Action) {
-        if self.show_help && !matches!(a, Action::Quit) {
-            // Any key closes the help screen.
+    /// A key press: the open prompt's, else its action in this view. Any key closes the
+    /// help screen, and one that does something also does it.
+    pub fn key(&mut self, k: &KeyEvent) {
+        if self.typing() {
+            self.typing_key(k);
+        } else if let Some(a) = super::keymap::action_for(k, self.view) {
+            self.handle(a);
+        } else {
             self.show_help = false;
+            self.show_findings = false;
+        }
+    }
+
+    pub fn handle(&mut self, a: Action) {
+        if self.show_help && self.turn_help_page(a) {
+            return;
+        }
+        if self.show_findings {
+            // As the help: arrows scroll it, any other key closes it (and acts).
+            let s = &mut self.findings_scroll;
+            match a {
+                Action::Down => *s = s.saturating_add(1),
+                Action::Up => *s = s.saturating_sub(1),
+                Action::PageDown => *s = s.saturating_add(PAGE as u16),
+                Action::PageUp => *s = s.saturating_sub(PAGE as u16),
+                Action::Home => *s = 0,
+                _ => {
+                    self.show_findings = false;
+                    if matches!(a, Action::Findings | Action::Back) {
+                        return;
+                    }
+                    return self.handle(a);
+                }
+            }
+            let (rows, shown) =
+                crate::ui::findings::overlay_rows(self, self.screen.0, self.screen.1);
+            self.findings_scroll = self.findings_scroll.min(rows.saturating_sub(shown));
+            return;
+        }
+        if std::mem::take(&mut self.show_help) && matches!(a, Action::Help | Action::Back) {
+            // The help key and Esc only close it.
             return;
         }
         if self.contention.handle(self.view, a)
@@ -336,7 +417,10 @@ impl App {
             Action::End => self.move_selection(|_, n| n - 1),
             Action::SortNext => self.proc_sort = self.proc_sort.next(),
             Action::SortReverse => self.proc_reverse = !self.proc_reverse,
-            Action::Help => self.show_help = true,
+            Action::Help => {
+                self.show_help = true;
+                self.help_page = 0;
+            }
             Action::Open => {
                 let rows = self.rows();
                 if !rows.is_empty() {
@@ -377,6 +461,12 @@ impl App {
             // The replay loop hands these to the player.
             Action::Replay(_) => {}
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
+            Action::Suspend => self.suspend = true,
+            Action::HideExited => self.hide_exited = !self.hide_exited,
+            Action::Findings => {
+                self.show_findings = true;
+                self.findings_scroll = 0;
+            }
         }
         // The profile view samples stacks: ask the collector once, when it first opens
         // (a replay has no collector; its recording has stacks or it has not).
@@ -391,6 +481,22 @@ impl App {
             self.futex_calls_asked = futex_calls;
             self.requests.push(Request::FutexCalls(futex_calls));
         }
+    }
+
+    /// ↓/PgDn and ↑/PgUp turn the help's pages when it has several (staying on the
+    /// first or last); true when `a` was taken for that.
+    fn turn_help_page(&mut self, a: Action) -> bool {
+        let step: isize = match a {
+            Action::Down | Action::PageDown => 1,
+            Action::Up | Action::PageUp => -1,
+            _ => return false,
+        };
+        let n = crate::ui::help::pages(self, self.screen.0, self.screen.1);
+        if n < 2 {
+            return false;
+        }
+        self.help_page = self.help_page.saturating_add_signed(step).min(n - 1);
+        true
     }
 
     /// `o` in the profile view: ask the collector for the other kind of stacks. Off-CPU
@@ -516,15 +622,33 @@ mod tests {
         assert_eq!(app.frame.as_ref().unwrap().procs[0].pid, 9);
     }
 
+    /// Any key closes the help screen (issue 34, defect 4): an unbound one, the help key
+    /// and Esc only close it; a bound key closes it and does what it does.
     #[test]
-    fn help_closes_on_any_key_and_sort_cycles() {
+    fn help_closes_on_any_key_and_a_bound_key_acts() {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let k = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
         let mut app = App::new();
-        app.handle(Action::Help);
+        app.push_frame(frame(&[(1, 1.0)]));
+        app.key(&k('?'));
         assert!(app.show_help);
-        app.handle(Action::SortNext);
+        app.key(&k('x'));
+        assert!(!app.show_help, "an unbound key closes it");
+        app.key(&k('?'));
+        app.key(&k('?'));
+        assert!(!app.show_help, "the help key closes it");
+        app.thread_pid = Some(1);
+        app.key(&k('?'));
+        app.key(&KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
         assert!(!app.show_help);
-        assert_eq!(app.proc_sort, ProcSort::CpuTrue);
-        app.handle(Action::SortNext);
+        assert_eq!(app.thread_pid, Some(1), "Esc only closed the help");
+        app.key(&k('?'));
+        app.key(&k('2'));
+        assert!(!app.show_help);
+        assert_eq!(app.view, View::Futexes, "a bound key also acts");
+        app.key(&k('1'));
+        app.key(&k('?'));
+        app.key(&k('s'));
         assert_eq!(app.proc_sort, ProcSort::CpuScan);
     }
 }

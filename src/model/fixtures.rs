@@ -30,6 +30,8 @@ struct P {
     /// On-CPU ns per second measured by eBPF (live threads + exited ones).
     oncpu: u64,
     created: u64,
+    /// Threads exited per second (apart from `created`, so a swapped column shows).
+    exited: u64,
     ghosts: u64,
     ghost_ns: u64,
     wait_ns: u64,
@@ -47,6 +49,7 @@ const PROCS: &[P] = &[
         ticks: 140,
         oncpu: 3_100_000_000,
         created: 3120,
+        exited: 3090,
         ghosts: 3050,
         ghost_ns: 1_650_000_000,
         wait_ns: 9_800_000_000,
@@ -62,6 +65,7 @@ const PROCS: &[P] = &[
         ticks: 12,
         oncpu: 118_000_000,
         created: 0,
+        exited: 0,
         ghosts: 0,
         ghost_ns: 0,
         wait_ns: 4_000_000,
@@ -76,7 +80,8 @@ const PROCS: &[P] = &[
         running: 0,
         ticks: 3,
         oncpu: 31_000_000,
-        created: 0,
+        created: 3,
+        exited: 2,
         ghosts: 0,
         ghost_ns: 0,
         wait_ns: 2_100_000,
@@ -92,6 +97,7 @@ const PROCS: &[P] = &[
         ticks: 0,
         oncpu: 2_000_000,
         created: 0,
+        exited: 0,
         ghosts: 0,
         ghost_ns: 0,
         wait_ns: 100_000,
@@ -107,6 +113,7 @@ const PROCS: &[P] = &[
         ticks: 0,
         oncpu: 400_000,
         created: 0,
+        exited: 0,
         ghosts: 0,
         ghost_ns: 0,
         wait_ns: 20_000,
@@ -122,6 +129,7 @@ const PROCS: &[P] = &[
         ticks: 5,
         oncpu: 52_000_000,
         created: 0,
+        exited: 0,
         ghosts: 0,
         ghost_ns: 0,
         wait_ns: 900_000,
@@ -137,6 +145,7 @@ const PROCS: &[P] = &[
         ticks: 1,
         oncpu: 9_000_000,
         created: 0,
+        exited: 0,
         ghosts: 0,
         ghost_ns: 0,
         wait_ns: 300_000,
@@ -144,18 +153,54 @@ const PROCS: &[P] = &[
     },
 ];
 
+/// The tid of thread `i` of `p` (0: the main thread).
+fn tid_of(p: &P, i: u32) -> u32 {
+    if i == 0 { p.pid } else { p.pid + 1000 + i }
+}
+
+/// Scan ticks per second of worker `i` (each worker's differ; the main thread has the
+/// rest of the process's, so the process total is `p.ticks`).
+fn worker_ticks(p: &P, i: u32) -> u64 {
+    if p.ticks >= 2 * u64::from(p.threads) {
+        // The first worker has none (model tests copy it as a thread with no ticks).
+        u64::from((i + 2) % 3)
+    } else {
+        0
+    }
+}
+
+/// Worker `i`'s share of a per-second figure of its process: `i` times a step of at
+/// most `cap`, at most 90% of the total over all workers (the main thread has the
+/// rest, so no thread waits more than a second a second), so every thread's differs.
+fn worker_share(total: u64, cap: u64, p: &P, i: u32) -> u64 {
+    let n = u64::from(p.threads);
+    let steps = (n * n.saturating_sub(1) / 2).max(1);
+    u64::from(i) * cap.min(total / 10 * 9 / steps)
+}
+
+/// The user part (70%) of `ticks`; the rest is system time, so that the two add up to
+/// `ticks` exactly in every sample (and the threads' deltas to the process's).
+fn user_ticks(ticks: u64) -> u64 {
+    ticks * 7 / 10
+}
+
 fn proc_scan(p: &P, secs: u64) -> ProcScan {
+    let workers: u64 = (1..p.threads).map(|i| worker_ticks(p, i)).sum();
+    let main = p.ticks - workers;
     let tasks = (0..p.threads)
-        .map(|i| TaskScan {
-            tid: if i == 0 { p.pid } else { p.pid + 1000 + i },
-            comm: if i == 0 {
-                p.comm.into()
-            } else {
-                format!("{}-w{}", p.comm, i).into()
-            },
-            state: if i < p.running { 'R' } else { 'S' },
-            utime: if i == 0 { p.ticks * secs * 7 / 10 } else { 0 },
-            stime: if i == 0 { p.ticks * secs * 3 / 10 } else { 0 },
+        .map(|i| {
+            let ticks = if i == 0 { main } else { worker_ticks(p, i) };
+            TaskScan {
+                tid: tid_of(p, i),
+                comm: if i == 0 {
+                    p.comm.into()
+                } else {
+                    format!("{}-w{}", p.comm, i).into()
+                },
+                state: if i < p.running { 'R' } else { 'S' },
+                utime: user_ticks(ticks * secs),
+                stime: ticks * secs - user_ticks(ticks * secs),
+            }
         })
         .collect();
     ProcScan {
@@ -165,8 +210,8 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
         cmdline: p.cmd.into(),
         state: p.state,
         num_threads: p.threads,
-        utime: 1000 + p.ticks * secs * 7 / 10,
-        stime: 500 + p.ticks * secs * 3 / 10,
+        utime: 1000 + user_ticks(p.ticks * secs),
+        stime: 500 + p.ticks * secs - user_ticks(p.ticks * secs),
         rss_pages: p.rss / 4,
         starttime: 12345,
         tasks,
@@ -178,14 +223,20 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
 pub fn incident(secs: u64, bpf: bool) -> Sample {
     let cpus = (0..4u32)
         .map(|cpu| {
-            let busy = [97, 95, 88, 35][cpu as usize];
+            let c = cpu as usize;
+            let busy = [97, 95, 88, 35][c];
+            // iowait and steal differ per CPU (and from each other), so a swapped column
+            // shows in a snapshot.
+            let (iowait, steal) = ([1, 0, 3, 6][c], [0, 2, 1, 4][c]);
             CpuTimes {
                 cpu,
                 user: secs * busy * 6 / 10,
                 system: secs * busy * 3 / 10,
                 irq: 0,
                 softirq: secs * busy / 10,
-                idle: secs * (100 - busy),
+                iowait: secs * iowait,
+                steal: secs * steal,
+                idle: secs * (100 - busy - iowait - steal),
                 ..Default::default()
             }
         })
@@ -195,17 +246,31 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         let mut threads = Vec::new();
         let mut bprocs = Vec::new();
         for p in PROCS {
-            threads.push(BpfThread {
-                tid: p.pid,
-                tgid: p.pid,
-                oncpu_ns: (p.oncpu - p.ghost_ns) * secs,
-                runq_wait_ns: p.wait_ns * secs,
-                switches: 100 * secs,
-            });
+            // Every thread's figures differ; the process totals are `p`'s.
+            let live = p.oncpu - p.ghost_ns;
+            let on = |i| worker_share(live, 1_000_000, p, i);
+            let wait = |i| worker_share(p.wait_ns, u64::MAX, p, i);
+            let (on_w, wait_w): (u64, u64) = (1..p.threads)
+                .map(|i| (on(i), wait(i)))
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            for i in 0..p.threads {
+                let (oncpu, waited) = if i == 0 {
+                    (live - on_w, p.wait_ns - wait_w)
+                } else {
+                    (on(i), wait(i))
+                };
+                threads.push(BpfThread {
+                    tid: tid_of(p, i),
+                    tgid: p.pid,
+                    oncpu_ns: oncpu * secs,
+                    runq_wait_ns: waited * secs,
+                    switches: (100 + 7 * u64::from(i)) * secs,
+                });
+            }
             bprocs.push(BpfProc {
                 tgid: p.pid,
                 created: p.created * secs,
-                exited: p.created * secs,
+                exited: p.exited * secs,
                 ghosts: p.ghosts * secs,
                 dead_oncpu_ns: p.ghost_ns * secs,
                 ghost_oncpu_ns: p.ghost_ns * secs,
@@ -226,12 +291,13 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         BpfSample {
             cpus: (0..4u32)
                 .map(|cpu| {
-                    let rq = [11.2, 10.4, 9.1, 6.7][cpu as usize];
+                    let c = cpu as usize;
+                    let rq = [11.2, 10.4, 9.1, 6.7][c];
                     BpfCpu {
                         cpu,
-                        switches: 41_000 * secs,
-                        migrations: 2_300 * secs,
-                        wakeups: 30_000 * secs,
+                        switches: [41_000, 38_600, 33_100, 12_700][c] * secs,
+                        migrations: [2_300, 1_950, 1_420, 610][c] * secs,
+                        wakeups: [30_000, 28_100, 24_500, 9_300][c] * secs,
                         runq_area_ns: (rq * 1e9) as u128 * u128::from(secs),
                         runq_max: [19, 17, 16, 12][cpu as usize],
                         runq_now: 9,
@@ -368,4 +434,150 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
         });
     }
     s
+}
+
+/// The scheduling-latency figures of `incident` (`secs` seconds in, cumulative), every
+/// row's differing from the others': each CPU and thread waits a different number of
+/// times a second, and its worst wait of the interval ends at a different moment (so a
+/// swapped or mis-keyed column shows in a snapshot).
+pub fn latency_into(s: &mut Sample, secs: u64) {
+    use super::latency::{LatencySample, stats_of};
+    // (count a second, typical wait, worst wait, ms before the sample the worst ended)
+    let stats = |id: u32, tgid: u32, (n, scale, worst, ago): (u64, u64, u64, u64)| {
+        let one: Vec<u64> = (0..n)
+            .map(|i| scale * (1 + i % 40))
+            .chain([worst])
+            .collect();
+        let all: Vec<u64> = (0..secs).flat_map(|_| one.iter().copied()).collect();
+        stats_of(id, tgid, &all, s.mono_ns.saturating_sub(ago * 1_000_000))
+    };
+    let cpus = [
+        (300, 5_000, 4_000_000, 300),
+        (262, 7_000, 4_500_000, 120),
+        (231, 9_000, 5_000_000, 870),
+        (97, 11_000, 5_500_000, 45),
+    ]
+    .into_iter()
+    .zip(0u32..)
+    .map(|(f, cpu)| stats(cpu, 0, f))
+    .collect();
+    let mut threads = vec![stats(4242, 4242, (120, 20_000, 48_000_000, 610))];
+    for i in 1..6u32 {
+        let k = u64::from(i);
+        threads.push(stats(
+            4242 + 1000 + i,
+            4242,
+            (
+                200 - 17 * k,
+                10_000 + 3_000 * k,
+                9_000_000 - 1_000_000 * k,
+                50 + 130 * k,
+            ),
+        ));
+    }
+    threads.push(stats(1817, 1817, (30, 4_000, 1_200_000, 940)));
+    threads.push(stats(912, 912, (10, 2_000, 300_000, 5)));
+    if let Some(b) = s.bpf.as_mut() {
+        b.latency = LatencySample { cpus, threads };
+    }
+}
+
+/// The IPI/TLB figures of `incident` (see `irq::fixture_into`), with the columns that
+/// fixture has the same on every CPU made to differ, and the kernel's TLB count apart
+/// from eBPF's by a little (so a swapped column shows in a snapshot).
+pub fn irq_into(s: &mut Sample, secs: u64) {
+    super::irq::fixture_into(s, secs);
+    if let Some(irq) = s.irq.as_mut() {
+        for (k, c) in (0u64..).zip(irq.cpus.iter_mut()) {
+            // recv: call, call-single, reschedule, irq-work; sent: reschedule, tlb, call,
+            // other (irq::RECV_NAMES, SENT_NAMES).
+            c.recv[0] = (40 + 11 * k) * secs;
+            c.recv[3] = (3 + 2 * k) * secs;
+            c.sent[2] = (150 + 23 * k) * secs;
+        }
+    }
+    if let Some(tlb) = s.interrupts.lines.get_mut("TLB") {
+        for (k, v) in (0u64..).zip(tlb.iter_mut()) {
+            *v += (k + 1) * 3 * secs;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::derive;
+
+    /// Every CPU's row differs from every other's in every column, and so do the
+    /// threads' and the latency rows' (a swapped or mis-keyed column would show).
+    #[test]
+    fn rows_differ_in_every_column() {
+        let (mut a, mut b) = (incident(1, true), incident(2, true));
+        for (s, secs) in [(&mut a, 1), (&mut b, 2)] {
+            latency_into(s, secs);
+            irq_into(s, secs);
+        }
+        let f = derive(&system(), Some(&a), &b);
+        let cpus: Vec<_> = f
+            .cpus
+            .iter()
+            .map(|c| {
+                vec![
+                    c.util,
+                    c.iowait,
+                    c.steal,
+                    c.runq_avg.unwrap(),
+                    c.switches.unwrap() as f64,
+                    c.migrations.unwrap() as f64,
+                    c.tlb_shootdowns.unwrap() as f64,
+                    c.interrupts["TLB"] as f64,
+                ]
+            })
+            .collect();
+        for col in 0..8 {
+            let mut v: Vec<u64> = cpus.iter().map(|c| c[col].to_bits()).collect();
+            v.sort();
+            v.dedup();
+            assert_eq!(v.len(), cpus.len(), "CPU column {col}: {cpus:?}");
+        }
+        // The columns within a row differ too (iowait from steal, eBPF's TLB count from
+        // the kernel's, created from exited).
+        assert!(f.cpus.iter().all(|c| c.iowait != c.steal));
+        assert!(
+            f.cpus
+                .iter()
+                .all(|c| c.tlb_shootdowns != Some(c.interrupts["TLB"]))
+        );
+        let tiflash = f.procs.iter().find(|p| p.pid == 4242).unwrap();
+        assert_ne!(tiflash.threads_created, tiflash.threads_exited);
+        let mut tids: Vec<(u64, u64)> = f
+            .threads
+            .iter()
+            .filter(|t| t.pid == 4242)
+            .map(|t| {
+                (
+                    t.cpu_pct_true.get().unwrap().to_bits(),
+                    t.runq_wait_ms.get().unwrap().to_bits(),
+                )
+            })
+            .collect();
+        assert!(tids.len() > 40);
+        tids.sort();
+        tids.dedup();
+        assert!(tids.len() >= 5, "threads' figures differ: {tids:?}");
+        let lat = f.latency.unwrap();
+        let mut at: Vec<u64> = lat
+            .cpus
+            .iter()
+            .map(|c| c.max_at.unwrap().to_bits())
+            .collect();
+        at.extend(lat.threads.iter().map(|t| t.max_at.to_bits()));
+        let n = at.len();
+        at.sort();
+        at.dedup();
+        assert_eq!(at.len(), n, "every MAX AT differs");
+        let mut counts: Vec<u64> = lat.cpus.iter().map(|c| c.count).collect();
+        counts.dedup();
+        assert_eq!(counts.len(), 4);
+    }
 }

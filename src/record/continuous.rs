@@ -85,7 +85,7 @@ impl Rotating {
         if self.writer.is_none() || period != self.period {
             self.finish_current()?;
             self.retention.apply(&self.dir, None, SystemTime::now());
-            let path = self.free_name(s.wall_ns);
+            let path = rotate::free_name(&self.dir, s.wall_ns, "ttop");
             let mut header = header_for(&self.sys, self.interval, self.pids.clone());
             header.start_wall_ns = s.wall_ns;
             self.writer = Some(Writer::create(&path, &header)?);
@@ -93,19 +93,6 @@ impl Rotating {
             self.files += 1;
         }
         self.writer.as_mut().expect("created above").append(s)
-    }
-
-    /// A name for a file starting at `wall_ns` that does not exist yet.
-    fn free_name(&self, wall_ns: u64) -> PathBuf {
-        let base = rotate::file_name(wall_ns);
-        let mut p = self.dir.join(&base);
-        let mut n = 1;
-        while p.exists() {
-            let stem = base.trim_end_matches(".ttop");
-            p = self.dir.join(format!("{stem}-{n}.ttop"));
-            n += 1;
-        }
-        p
     }
 
     fn finish_current(&mut self) -> Result<()> {

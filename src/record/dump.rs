@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 
 use super::series::Series;
-use crate::model::{Sample, derive};
+use crate::model::{Frame, Sample, derive};
 
 pub fn replay_json(path: &Path) -> Result<()> {
     let mut r = Series::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
@@ -22,6 +22,7 @@ pub fn replay_json(path: &Path) -> Result<()> {
     let mut prev: Option<Sample> = None;
     let mut skipped = Skipped::default();
     let mut window = crate::model::findings::Window::new();
+    let mut line = Vec::new();
     for i in 0..r.len() {
         let s = match r.sample(i) {
             Ok(s) => s,
@@ -34,9 +35,10 @@ pub fn replay_json(path: &Path) -> Result<()> {
         if let Some(p) = prev.as_ref() {
             let mut f = derive(&sys, Some(p), &s);
             window.push(&mut f);
-            let written = serde_json::to_writer(&mut out, &f)
+            line.clear();
+            let written = json_line(&f, &mut line)
                 .map_err(std::io::Error::from)
-                .and_then(|_| out.write_all(b"\n"));
+                .and_then(|_| out.write_all(&line));
             if let Err(e) = written {
                 return quiet_on_broken_pipe(e);
             }
@@ -68,6 +70,55 @@ pub fn replay_json(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// One Frame as a line of JSON (with its newline) appended to `out`, as `ttop --json`
+/// and `ttop replay --json` print it. Never `-0.0`: a difference that rounds to nothing
+/// (a rate of -0.0) is written 0.0, whatever the model computed.
+pub fn json_line(f: &Frame, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    let from = out.len();
+    serde_json::to_writer(&mut *out, f)?;
+    drop_negative_zero_signs(out, from);
+    out.push(b'\n');
+    Ok(())
+}
+
+/// Remove the sign of every number from `from` on whose digits are all zeros (`-0.0`,
+/// `-0`, `-0.0e-5`), outside strings. One pass, and none when no `-0` is there.
+fn drop_negative_zero_signs(buf: &mut Vec<u8>, from: usize) {
+    if !buf[from..].windows(2).any(|w| w == b"-0") {
+        return;
+    }
+    let (mut w, mut in_str, mut esc) = (from, false, false);
+    for i in from..buf.len() {
+        let b = buf[i];
+        if in_str {
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if b == b'"' {
+            in_str = true;
+        } else if b == b'-' && is_zero(&buf[i + 1..]) {
+            continue;
+        }
+        buf[w] = b;
+        w += 1;
+    }
+    buf.truncate(w);
+}
+
+/// Whether the number at the start of `s` (digits and a point, then maybe an exponent)
+/// is zero.
+fn is_zero(s: &[u8]) -> bool {
+    let end = s
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || *b == b'.'))
+        .unwrap_or(s.len());
+    end > 0 && s[..end].iter().all(|b| matches!(b, b'0' | b'.'))
+}
+
 /// `ttop replay FILE --json | head` is not an error.
 fn quiet_on_broken_pipe(e: std::io::Error) -> Result<()> {
     if e.kind() == ErrorKind::BrokenPipe {
@@ -96,5 +147,45 @@ impl Skipped {
             warn(&format!("... {} frames skipped in a row", self.run));
         }
         self.run = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-0.0` never reaches the JSON, in any field; real negatives and strings that
+    /// hold "-0.0" are kept.
+    #[test]
+    fn json_lines_have_no_negative_zero() {
+        let mut f = Frame {
+            interval_s: -0.0,
+            host: "host -0.0 \"-0\" \\-0.0".into(),
+            ..Default::default()
+        };
+        f.runnable.true_avg = Some(-0.0);
+        f.runnable.undercount = Some(-0.25);
+        f.cpus.push(crate::model::frame::CpuFrame {
+            util: -0.0,
+            user: -1e-300 * 1e-300,
+            ..Default::default()
+        });
+        let mut line = b"{\"before\":-0.0}".to_vec();
+        let keep = line.len();
+        json_line(&f, &mut line).unwrap();
+        assert_eq!(
+            &line[..keep],
+            b"{\"before\":-0.0}",
+            "only the new line is touched"
+        );
+        let text = std::str::from_utf8(&line[keep..]).unwrap();
+        assert!(text.ends_with('\n'));
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v["host"], "host -0.0 \"-0\" \\-0.0", "strings are kept");
+        assert_eq!(v["runnable"]["undercount"], -0.25);
+        let host = serde_json::to_string(&f.host).unwrap();
+        let rest = text.replace(&host, "").replace("-0.25", "");
+        assert!(!rest.contains("-0"), "{text}");
+        assert!(text.contains("\"true_avg\":0.0"), "{text}");
     }
 }

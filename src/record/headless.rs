@@ -34,7 +34,8 @@ impl Sink {
         }
     }
 
-    fn frames(&self) -> u64 {
+    /// Samples written (frames are one fewer).
+    fn samples(&self) -> u64 {
         match self {
             Sink::File(w) => w.frames(),
             Sink::Dir(r) => r.frames(),
@@ -51,16 +52,22 @@ impl Sink {
         }
     }
 
-    /// Close cleanly and say what was recorded.
+    /// Close cleanly and say what was recorded: in frames, as `replay --json` prints
+    /// them and the replay's time bar counts them (the first Sample only starts the
+    /// counters, so N Samples make N - 1 frames).
     fn finish(self) -> Result<String> {
-        let frames = self.frames();
+        let samples = self.samples();
+        let frames = format!(
+            "{} frames ({samples} samples; the first only starts the counters)",
+            samples.saturating_sub(1)
+        );
         match self {
             Sink::File(w) => {
                 let path = w.path().to_path_buf();
                 w.finish()?;
                 let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
                 Ok(format!(
-                    "recorded {frames} samples ({}) to {}",
+                    "recorded {frames}, {}, to {}",
                     human_bytes(bytes),
                     path.display()
                 ))
@@ -69,7 +76,7 @@ impl Sink {
                 let (files, dir) = (r.files, r.dir().to_path_buf());
                 r.finish()?;
                 Ok(format!(
-                    "recorded {frames} samples into {files} file(s) in {}",
+                    "recorded {frames} into {files} file(s) in {}",
                     dir.display()
                 ))
             }
@@ -181,7 +188,7 @@ fn status_line(sink: &Sink, elapsed: Duration, drops: u64) {
         t / 3600,
         t / 60 % 60,
         t % 60,
-        sink.frames(),
+        sink.samples().saturating_sub(1),
         human_bytes(bytes),
         drops
     );

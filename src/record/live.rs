@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::headless::human_bytes;
-use super::rotate::civil_from_days;
 use super::writer::{Writer, header_for};
 use crate::model::Sample;
 use crate::model::sample::SystemInfo;
@@ -24,17 +23,10 @@ pub struct LiveRecorder {
     last: Option<(String, u64)>,
 }
 
-/// A file name from the wall clock: ttop-20261122-151503.ttop (UTC).
+/// A file name from the wall clock, as every recording is named: in the current
+/// directory, ttop-20261122T151503Z.ttop (UTC; -1, -2, ... when taken).
 pub fn time_name(wall_ns: u64) -> PathBuf {
-    let s = wall_ns / 1_000_000_000;
-    let (days, rem) = (s / 86_400, s % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    PathBuf::from(format!(
-        "ttop-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.ttop",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    ))
+    super::rotate::free_name(std::path::Path::new(""), wall_ns, "ttop")
 }
 
 impl LiveRecorder {
@@ -136,12 +128,12 @@ mod tests {
 
     #[test]
     fn names_files_by_utc_time() {
-        // 2026-11-18 11:06:40 UTC
-        assert_eq!(
-            time_name(1_795_000_000 * 1_000_000_000),
-            PathBuf::from("ttop-20261118-110640.ttop")
-        );
-        assert_eq!(time_name(0), PathBuf::from("ttop-19700101-000000.ttop"));
+        // 2026-11-18 11:06:40 UTC: the name `record --dir` gives, so `replay DIR` plays it.
+        let name = time_name(1_795_000_000 * 1_000_000_000);
+        assert_eq!(name, PathBuf::from("ttop-20261118T110640Z.ttop"));
+        assert!(super::super::rotate::is_rotated_name(
+            name.to_str().unwrap()
+        ));
     }
 
     #[test]

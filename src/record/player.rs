@@ -287,8 +287,18 @@ impl Player {
             let sign = if sign == 0.0 { 1.0 } else { sign };
             (base as f64 + sign * d.as_secs_f64() * 1e9).max(0.0) as u64
         };
-        self.seek(self.reader.position_at(target));
+        self.seek(self.nearest(target));
         Ok(())
+    }
+
+    /// The position whose Sample was taken nearest `wall_ns` (samples come a little
+    /// late or early: "5 s from the start" is the one taken about then, not the last one
+    /// before it, which is the one 4 s in).
+    fn nearest(&self, wall_ns: u64) -> usize {
+        let i = self.reader.position_at(wall_ns);
+        let next = (i + 1).min(self.len().saturating_sub(1));
+        let off = |j: usize| self.wall(j).abs_diff(wall_ns);
+        if off(next) < off(i) { next } else { i }
     }
 
     /// When playing: how long the current frame stays on screen at this speed.
@@ -434,6 +444,40 @@ mod tests {
         let bar = pl.bar(None);
         assert_eq!((bar.frame, bar.frames), (199, 199));
         let _ = std::fs::remove_file(&p);
+    }
+
+    /// Samples a little late, or early, each interval: "go to 5 s from the start" is
+    /// the one taken about 5 s in, and the bar says +0:05 (issue 34, defect 13: it
+    /// landed on the one before, +0:04).
+    #[test]
+    fn goto_lands_on_the_nearest_sample() {
+        for (name, drift_ns) in [("late", 1_700_000i64), ("early", -900_000)] {
+            let p = std::env::temp_dir()
+                .join(format!("ttop-player-near-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_file(&p);
+            let mut w =
+                Writer::create(&p, &header_for(&system(), Duration::from_secs(1), None)).unwrap();
+            let t0 = 1_795_000_000 * SEC;
+            for i in 0..20u64 {
+                let mut s = synthetic(2, 2, 10 + i);
+                s.seq = i;
+                s.wall_ns = (t0 + i * SEC).saturating_add_signed(drift_ns * i as i64);
+                w.append(&s).unwrap();
+            }
+            w.finish().unwrap();
+            let mut pl = Player::new(Reader::open(&p).unwrap());
+            pl.goto("5").unwrap();
+            assert_eq!(pl.position(), 5, "{name}");
+            pl.goto("+3s").unwrap();
+            assert_eq!(pl.position(), 8, "{name}");
+            let bar = pl.bar(None);
+            assert_eq!(
+                ((bar.at_ns - bar.start_ns) as f64 / 1e9).round(),
+                8.0,
+                "{name}"
+            );
+            let _ = std::fs::remove_file(&p);
+        }
     }
 
     #[test]

@@ -37,6 +37,43 @@ pub fn file_name(wall_ns: u64) -> String {
     )
 }
 
+/// A path in `dir` for a file of kind `ext` ("ttop", "folded") that starts at
+/// `wall_ns` and does not exist yet: `ttop-STAMP.ext`, else `ttop-STAMP-1.ext`, ... The
+/// one name every file ttop writes has: rotated recordings, the dashboard's recordings
+/// and its profile exports (give `dir` as "" for a name relative to the current
+/// directory).
+pub fn free_name(dir: &Path, wall_ns: u64, ext: &str) -> PathBuf {
+    let stamp = file_name(wall_ns);
+    let stamp = stamp.trim_end_matches(SUFFIX);
+    let mut p = dir.join(format!("{stamp}.{ext}"));
+    let mut n = 1;
+    while p.exists() {
+        p = dir.join(format!("{stamp}-{n}.{ext}"));
+        n += 1;
+    }
+    p
+}
+
+/// `ttop-YYYYMMDD-HHMMSS.ttop`, the name the dashboard's record key gave files before
+/// every recording was named as `file_name` names them: still replayed (as the stamp
+/// it stands for), never deleted by retention.
+fn legacy_stamp(name: &str) -> Option<String> {
+    let b = name
+        .strip_prefix(PREFIX)
+        .and_then(|n| n.strip_suffix(SUFFIX))?
+        .as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    (b.len() == 15 && b[8] == b'-' && digits(0..8) && digits(9..15)).then(|| {
+        let s = std::str::from_utf8(b).expect("ASCII digits");
+        format!("{}T{}Z", &s[..8], &s[9..])
+    })
+}
+
+/// Whether `name` is a recording ttop wrote: as named now, or by an older dashboard.
+pub fn is_recording_name(name: &str) -> bool {
+    is_rotated_name(name) || legacy_stamp(name).is_some()
+}
+
 /// Whether `name` is a file this recorder writes (and so may replay or delete).
 pub fn is_rotated_name(name: &str) -> bool {
     let Some(stamp) = name
@@ -81,11 +118,12 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The recordings in `dir` written by a rotating recorder, oldest first.
+/// The recordings in `dir` ttop wrote (by `record --dir`, or the dashboard's record
+/// key, under either's name), oldest first.
 pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().is_some_and(is_rotated_name))
+        .filter(|e| e.file_name().to_str().is_some_and(is_recording_name))
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
         .collect();
@@ -97,6 +135,9 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// (plain byte order would put `...Z-1.ttop` before `...Z.ttop`).
 fn order_key(p: &Path) -> (String, u32) {
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if let Some(stamp) = legacy_stamp(name) {
+        return (stamp, 0);
+    }
     let stamp = name
         .strip_prefix(PREFIX)
         .and_then(|n| n.strip_suffix(SUFFIX))
@@ -171,9 +212,15 @@ impl Retention {
     /// Delete finished recordings in `dir` past the retention; never `current`. Returns
     /// what was deleted.
     pub fn apply(&self, dir: &Path, current: Option<&Path>, now: SystemTime) -> Vec<PathBuf> {
-        let Ok(files) = list(dir) else {
+        let Ok(mut files) = list(dir) else {
             return Vec::new();
         };
+        // Only what a recorder could have written: never an older dashboard's file.
+        files.retain(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_rotated_name)
+        });
         let meta: Vec<(PathBuf, u64, SystemTime)> = files
             .into_iter()
             .filter_map(|p| {
@@ -218,6 +265,10 @@ mod tests {
         );
         assert!(is_rotated_name("ttop-20261124T212400Z.ttop"));
         assert!(is_rotated_name("ttop-20261124T212400Z-1.ttop"));
+        // The dashboard's older name is replayed, not taken for the recorder's own.
+        assert!(is_recording_name("ttop-20261124-212400.ttop"));
+        assert!(!is_recording_name("ttop-20261124-2124000.ttop"));
+        assert!(!is_recording_name("ttop-2026112x-212400.ttop"));
         for bad in [
             "ttop-20261124-212400.ttop",
             "incident.ttop",
@@ -230,9 +281,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ttop-order-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let names = [
+            "ttop-20261124-212359.ttop",
             "ttop-20261124T212400Z.ttop",
             "ttop-20261124T212400Z-1.ttop",
             "ttop-20261124T212401Z.ttop",
+            "ttop-20261124-212402.ttop",
         ];
         for n in names.iter().rev() {
             std::fs::write(dir.join(n), b"").unwrap();
@@ -243,6 +296,32 @@ mod tests {
             .map(|p| p.file_name().unwrap().to_owned())
             .collect();
         assert_eq!(got, names.map(std::ffi::OsString::from));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Every file ttop writes is named ttop-STAMP[-N].EXT; a second one in the same
+    /// second gets the next -N.
+    #[test]
+    fn free_names_count_up_within_a_second() {
+        let dir = std::env::temp_dir().join(format!("ttop-free-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = 1_795_555_440u64 * 1_000_000_000;
+        let a = free_name(&dir, t, "folded");
+        assert_eq!(a, dir.join("ttop-20261124T212400Z.folded"));
+        std::fs::write(&a, b"").unwrap();
+        assert_eq!(
+            free_name(&dir, t, "folded"),
+            dir.join("ttop-20261124T212400Z-1.folded")
+        );
+        assert_eq!(
+            free_name(&dir, t, "ttop"),
+            dir.join("ttop-20261124T212400Z.ttop")
+        );
+        assert_eq!(
+            free_name(Path::new(""), t, "ttop"),
+            Path::new("ttop-20261124T212400Z.ttop")
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -275,11 +354,14 @@ mod tests {
             std::fs::write(dir.join(n), b"0123456789").unwrap();
         }
         std::fs::write(dir.join("notes.txt"), b"keep me").unwrap();
+        let legacy = dir.join("ttop-20250101-000000.ttop");
+        std::fs::write(&legacy, b"0123456789").unwrap();
         let current = dir.join(names[2]);
         // Over --max-size (1 byte): every finished file goes, the current one stays.
         let gone = r.apply(&dir, Some(&current), SystemTime::now());
         assert_eq!(gone.len(), 2);
-        assert_eq!(list(&dir).unwrap(), vec![current.clone()]);
+        assert_eq!(list(&dir).unwrap(), vec![legacy.clone(), current.clone()]);
+        std::fs::remove_file(&legacy).unwrap();
         assert!(
             dir.join("notes.txt").exists(),
             "other files are not touched"

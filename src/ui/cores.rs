@@ -11,6 +11,34 @@ use super::theme::Theme;
 use crate::model::Frame;
 use crate::model::frame::CpuFrame;
 
+/// The per-CPU panel's columns (the help screen lists them).
+pub const COLUMNS: &[(&str, &str)] = &[
+    ("CPU", "CPU number"),
+    (
+        "UTIL",
+        "busy share of the interval, % (100 - idle - iowait; /proc/stat), and its bar",
+    ),
+    ("USR", "user time, % (user + nice)"),
+    ("SYS", "kernel time, %"),
+    ("IRQ", "interrupt and softirq time, %"),
+    ("IOW", "iowait: idle with I/O outstanding, %"),
+    ("STL", "steal: time the hypervisor ran something else, %"),
+    (
+        "RQ avg",
+        "run-queue length averaged over the interval: threads running or waiting on this CPU (eBPF)",
+    ),
+    (
+        "max",
+        "the longest run queue seen on it during the interval",
+    ),
+    ("SW/s", "context switches on this CPU per second (eBPF)"),
+    ("MIG/s", "threads migrated to this CPU per second (eBPF)"),
+];
+
+pub(crate) const HEADER: [&str; 12] = [
+    "CPU", " UTIL", "", " USR", " SYS", " IRQ", " IOW", " STL", "RQ avg", " max", "  SW/s", "MIG/s",
+];
+
 fn bar(util: f64, w: usize) -> String {
     let full = ((util / 100.0) * w as f64).round().clamp(0.0, w as f64) as usize;
     format!("{}{}", "█".repeat(full), "·".repeat(w - full))
@@ -23,11 +51,11 @@ fn row<'a>(c: &CpuFrame, secs: f64, bar_w: usize, th: &Theme) -> Row<'a> {
         Cell::from(format!("{:>3}", c.cpu)),
         Cell::from(Span::styled(format!("{:>5}", fmt::pct(c.util)), util_style)),
         Cell::from(Span::styled(bar(c.util, bar_w), th.truth)),
-        Cell::from(format!("{:>4.0}", c.user)),
-        Cell::from(format!("{:>4.0}", c.system)),
-        Cell::from(format!("{:>4.0}", c.irq + c.softirq)),
-        Cell::from(format!("{:>4.0}", c.iowait)),
-        Cell::from(format!("{:>4.0}", c.steal)),
+        Cell::from(format!("{:>4}", fmt::fixed(c.user, 0))),
+        Cell::from(format!("{:>4}", fmt::fixed(c.system, 0))),
+        Cell::from(format!("{:>4}", fmt::fixed(c.irq + c.softirq, 0))),
+        Cell::from(format!("{:>4}", fmt::fixed(c.iowait, 0))),
+        Cell::from(format!("{:>4}", fmt::fixed(c.steal, 0))),
         Cell::from(format!("{:>6}", fmt::opt(c.runq_avg, 6))),
         Cell::from(format!(
             "{:>4}",
@@ -44,14 +72,7 @@ pub fn render(f: &mut TermFrame, area: Rect, fr: &Frame, th: &Theme) {
     }
     let secs = fr.interval_s.max(1e-9);
     let bar_w = (area.width as usize).saturating_sub(70).clamp(4, 40);
-    let header = Row::new(
-        [
-            "CPU", " UTIL", "", " USR", " SYS", " IRQ", " IOW", " STL", "RQ avg", " max", "  SW/s",
-            "MIG/s",
-        ]
-        .map(Cell::from),
-    )
-    .style(th.title);
+    let header = Row::new(HEADER.map(Cell::from)).style(th.title);
     let room = area.height as usize - 1;
     let n = fr.cpus.len();
     let mut rows: Vec<Row> = Vec::with_capacity(room);

@@ -21,14 +21,24 @@ pub fn inert(s: &str) -> String {
     out
 }
 
+/// `v` with `prec` decimals, never "-0.0": a value that rounds to zero is shown as 0
+/// whatever its sign (a tiny negative is rounding noise of a difference, not a figure).
+pub fn fixed(v: f64, prec: usize) -> String {
+    let s = format!("{v:.prec$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => s,
+    }
+}
+
 /// A rate or count in at most `w` characters: 0, 12, 1.5k, 23k, 4.1M.
 pub fn num(v: f64, w: usize) -> String {
     let s = if !v.is_finite() {
         "-".to_string()
     } else if v.abs() < 10.0 && v.fract() != 0.0 {
-        format!("{v:.1}")
+        fixed(v, 1)
     } else if v.abs() < 10_000.0 {
-        format!("{v:.0}")
+        fixed(v, 0)
     } else if v.abs() < 1e6 {
         format!("{:.0}k", v / 1e3)
     } else if v.abs() < 1e9 {
@@ -46,11 +56,7 @@ pub fn opt(v: Option<f64>, w: usize) -> String {
 
 /// Percent with one decimal below 100.
 pub fn pct(v: f64) -> String {
-    if v < 99.95 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
+    if v < 99.95 { fixed(v, 1) } else { fixed(v, 0) }
 }
 
 /// Kilobytes as 512K, 12M, 3.4G.
@@ -85,6 +91,25 @@ pub fn uptime(s: f64) -> String {
     }
 }
 
+/// Rows a line takes wrapped at word boundaries to `w` columns (as the Paragraph wraps
+/// it; a word longer than a row is cut).
+pub fn wrapped_rows(line: &ratatui::text::Line, w: usize) -> usize {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let (mut rows, mut used) = (1, 0);
+    for word in text.split(' ') {
+        let n = ratatui::text::Span::raw(word).width();
+        let need = if used == 0 { n } else { used + 1 + n };
+        if need <= w {
+            used = need;
+        } else {
+            rows += 1;
+            used = n.min(w);
+            rows += n.saturating_sub(1) / w.max(1);
+        }
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +132,18 @@ mod tests {
         assert_eq!(kb(2048), "2048K");
         assert_eq!(kb(204800), "200M");
         assert_eq!(uptime(90061.0), "1d 1h");
+    }
+
+    #[test]
+    fn negative_zero_is_never_shown() {
+        for v in [-0.0, -0.0001, -0.04, -1e-12] {
+            assert_eq!(fixed(v, 1), "0.0");
+            assert_eq!(fixed(v, 0), "0");
+            assert_eq!(pct(v), "0.0");
+            assert!(!num(v, 6).starts_with('-'), "{v}");
+        }
+        assert_eq!(fixed(-0.4, 0), "0");
+        assert_eq!(fixed(-0.06, 1), "-0.1", "a real negative keeps its sign");
+        assert_eq!(num(-2.5, 6), "-2.5");
     }
 }

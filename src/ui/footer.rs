@@ -7,7 +7,7 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::app::App;
-use crate::app::keymap::bindings_for;
+use crate::app::keymap::{Action, Binding, bindings_for};
 use crate::app::replay_keys::REPLAY_KEYMAP;
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
@@ -23,12 +23,43 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
         f.render_widget(Paragraph::new(line), area);
         return;
     }
-    let mut spans = vec![Span::styled(format!(" {} ", app.view.title()), th.header)];
+    let title = format!(" {} ", app.view.title());
     let replay = app.replay.iter().flat_map(|_| REPLAY_KEYMAP);
     let main = bindings_for(app.view).filter(|b| app.replay.is_none() || !super::help::shadowed(b));
-    for (b, word) in replay.chain(main).filter_map(|b| b.footer.map(|w| (b, w))) {
+    let items: Vec<(&Binding, &str)> = replay
+        .chain(main)
+        .filter_map(|b| b.footer.map(|w| (b, w)))
+        .collect();
+    let mut spans = vec![Span::styled(title.clone(), th.header)];
+    for (b, word) in fit(
+        &items,
+        usize::from(area.width).saturating_sub(Span::raw(title.as_str()).width()),
+    ) {
         spans.push(Span::styled(format!(" {}", b.label), th.title));
         spans.push(Span::raw(format!(" {word}")));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The footer's keys that fit in `width` columns, in the table's order: the help key
+/// always (it is how to find the rest), the others while they fit.
+fn fit<'a>(items: &[(&'a Binding, &'a str)], width: usize) -> Vec<(&'a Binding, &'a str)> {
+    let w =
+        |(b, word): &(&Binding, &str)| 2 + Span::raw(b.label).width() + Span::raw(*word).width();
+    let is_help = |(b, _): &(&Binding, &str)| b.action == Action::Help;
+    let mut left = width.saturating_sub(items.iter().filter(|i| is_help(i)).map(w).sum());
+    let mut out = Vec::with_capacity(items.len());
+    let mut full = false;
+    for i in items {
+        if is_help(i) {
+            out.push(*i);
+        } else if !full && w(i) <= left {
+            left -= w(i);
+            out.push(*i);
+        } else {
+            // Keep the order: once one does not fit, the rest are left out too.
+            full = true;
+        }
+    }
+    out
 }

@@ -55,14 +55,55 @@ pub fn pattern(r: &FutexFrame, secs: f64) -> &'static str {
     }
 }
 
+/// The first `n` rows, each named: a word of a process the scan did not list (it
+/// exited, or started, during the interval) takes the name eBPF's process row has, as
+/// the summary line and the findings name it. Only the rows on screen are copied.
+fn named_rows(fr: &Frame, rows: &[&FutexFrame], n: usize) -> Vec<FutexFrame> {
+    let shown = &rows[..n.min(rows.len())];
+    let unnamed: Vec<u32> = shown
+        .iter()
+        .filter(|r| r.comm.is_empty())
+        .map(|r| r.pid)
+        .collect();
+    let names: Vec<(u32, &str)> = if unnamed.is_empty() {
+        Vec::new()
+    } else {
+        fr.procs
+            .iter()
+            .filter(|p| unnamed.contains(&p.pid) && !p.comm.is_empty())
+            .map(|p| (p.pid, &*p.comm))
+            .collect()
+    };
+    shown
+        .iter()
+        .map(|r| {
+            let mut r = (*r).clone();
+            if let (true, Some((_, name))) = (
+                r.comm.is_empty(),
+                names.iter().find(|(pid, _)| *pid == r.pid),
+            ) {
+                r.comm = name.to_string();
+            }
+            r
+        })
+        .collect()
+}
+
 /// A count per second, or "-" when it was not measured (no per-call hooks).
 fn per_s(v: Option<u64>, secs: f64, width: usize) -> String {
     v.map_or("-".into(), |v| fmt::num(v as f64 / secs, width))
 }
 
-const COLS: &[Col<FutexFrame, FutexSort>] = &[
+/// Beyond `COLS`: the free-text column (the help screen lists it).
+pub const MORE: &[(&str, &str)] = &[(
+    "CALLER",
+    "the function that waited on the word: the waiters' stack's first frame outside the locking code",
+)];
+
+pub const COLS: &[Col<FutexFrame, FutexSort>] = &[
     Col {
         title: "PID",
+        help: "the process the futex word belongs to",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Pid),
@@ -70,6 +111,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "COMM",
+        help: "its name",
         width: 14,
         min_screen: 100,
         sort: None,
@@ -77,6 +119,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "UADDR",
+        help: "the futex word's address in the process (a shared word: its key)",
         width: 12,
         min_screen: 0,
         sort: None,
@@ -84,6 +127,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "KIND",
+        help: "private or shared, and the variants seen (PI, bitset, futex2)",
         width: 8,
         min_screen: 150,
         sort: None,
@@ -91,6 +135,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "CONT/s",
+        help: "contended waits per second: waits that slept until woken or timed out",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Contended),
@@ -98,6 +143,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "THR",
+        help: "threads that waited on the word in the interval",
         width: 4,
         min_screen: 0,
         sort: Some(FutexSort::Waiters),
@@ -105,13 +151,15 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "EAGAIN/s",
-        width: 8,
+        help: "waits that returned at once because the word had already changed (the lock was let go meanwhile): a retry, no sleep; - when calls are not hooked",
+        width: 9,
         min_screen: 0,
         sort: Some(FutexSort::Eagain),
         value: |r, s| per_s(r.eagain, s, 8),
     },
     Col {
         title: "WAIT/s",
+        help: "time threads spent asleep on the word, per second (over 1s: several asleep at once)",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Wait),
@@ -119,6 +167,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "MAX",
+        help: "the longest wait in the interval",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Max),
@@ -126,6 +175,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "AVG",
+        help: "the mean wait",
         width: 7,
         min_screen: 0,
         sort: Some(FutexSort::Avg),
@@ -133,6 +183,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "WAKE/s",
+        help: "wake calls on the word per second (- when calls are not hooked)",
         width: 7,
         min_screen: 110,
         sort: Some(FutexSort::Wakes),
@@ -140,6 +191,7 @@ const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
     Col {
         title: "CALLS/s",
+        help: "every futex call on the word per second (- when calls are not hooked)",
         width: 8,
         min_screen: 120,
         sort: Some(FutexSort::Calls),
@@ -180,7 +232,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         .take(3)
         .map(|(n, who)| format!("{who} {}", fmt::num(*n as f64 / secs, 6)))
         .collect();
-    let line = if fr.mode == "bpf" && !c.contention_measured.futex {
+    let line = if fr.mode != "bpf" {
+        Line::from(Span::styled(
+            " futex waits and calls: not measured (they need eBPF: see the banner)",
+            th.dim,
+        ))
+    } else if !c.contention_measured.futex {
         Line::from(Span::styled(
             " futex waits and calls: not measured (the futex probes are off)",
             th.dim,
@@ -210,7 +267,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     f.render_widget(Paragraph::new(line), summary);
 
     let v = &app.contention;
-    let rows_all = v.futexes(fr);
+    let sorted = v.futexes(fr);
+    let named = named_rows(fr, &sorted, usize::from(table.height));
+    let rows_all: Vec<&FutexFrame> = (named.iter())
+        .chain(sorted[named.len()..].iter().copied())
+        .collect();
     let caller = |r: &FutexFrame| {
         if r.caller.is_empty() {
             "-".to_string()
@@ -231,8 +292,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         sort: v.futex_sort,
         reverse: v.futex_reverse,
         title: format!(
-            " Futexes: {} words, sorted by {} (s: next column, S: reverse) ",
-            rows_all.len(),
+            " Futexes: {}, sorted by {} (s: next column, S: reverse) ",
+            if fr.mode == "bpf" && c.contention_measured.futex {
+                format!("{} words", rows_all.len())
+            } else {
+                "not measured".to_string()
+            },
             v.futex_sort.name()
         ),
         empty: if fr.mode == "bpf" && c.contention_measured.futex {

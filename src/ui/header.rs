@@ -18,30 +18,33 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     } else {
         "procfs-only"
     };
-    let mut spans = vec![
-        Span::styled(" ttop ", th.header),
-        Span::raw(format!(
-            " {}  {}  {} CPUs  up {}  {} {}  {:.1}s ",
-            fmt::inert(&fr.host),
-            fmt::inert(&fr.kernel),
-            fr.ncpus,
-            fmt::uptime(fr.uptime_s),
-            app.source,
-            mode,
-            fr.interval_s,
-        )),
+    // The machine's description gives way first (kernel, uptime, host, CPUs) when the
+    // line is too narrow for what matters now: the mode, losses, the filter, recording.
+    // (what, the order it gives way in)
+    let mut about = vec![
+        (fmt::inert(&fr.host), 2),
+        (fmt::inert(&fr.kernel), 0),
+        (format!("{} CPUs", fr.ncpus), 3),
+        (format!("up {}", fmt::uptime(fr.uptime_s)), 1),
     ];
+    let mut spans = vec![Span::styled(" ttop ", th.header), Span::raw(String::new())];
+    // Where the scheduler's skipped events are said: they give way after the machine.
+    let mut skips = None;
     if fr.mode == "bpf" {
         let d = &fr.drops_by_map;
         // The JSON's figure; red only when a figure on screen is a floor (lost_data):
         // an idle VM's few skipped scheduler events a second are not that.
         let floor = crate::model::findings_rules::lost(fr).is_some();
         spans.push(Span::styled(
-            format!(" drops {} ", fr.drops),
+            format!(" lost {} ", fr.drops),
             if floor { th.alert } else { th.dim },
         ));
         if d.sched_gaps > 0 {
-            spans.push(Span::styled(format!(" gaps {} ", d.sched_gaps), th.dim));
+            skips = Some(spans.len());
+            spans.push(Span::styled(
+                format!(" sched skips {} ", d.sched_gaps),
+                th.dim,
+            ));
         }
     }
     if let Some(filter) = &fr.filter {
@@ -56,8 +59,74 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if app.paused {
         spans.push(Span::styled(" PAUSED ", th.alert));
     }
+    let now = format!(
+        "{} {}  {}s ",
+        app.source,
+        mode,
+        fmt::fixed(fr.interval_s, 1)
+    );
+    let mut rest: usize = spans.iter().map(Span::width).sum();
+    let text = |about: &[(String, u8)]| {
+        let mut t = String::from(" ");
+        for (a, _) in about {
+            t.push_str(a);
+            t.push_str("  ");
+        }
+        t.push_str(&now);
+        t
+    };
+    while rest + Span::raw(text(&about)).width() > usize::from(area.width) {
+        if let Some(i) = (0..about.len()).min_by_key(|&i| about[i].1) {
+            about.remove(i);
+        } else if let Some(i) = skips.take() {
+            rest -= spans.remove(i).width();
+        } else {
+            break;
+        }
+    }
+    spans[1] = Span::raw(text(&about));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
+
+/// The header's and the overview panels' words, for the help screen.
+pub const WORDS: &[(&str, &str)] = &[
+    (
+        "lost",
+        "events lost this interval (JSON drops: full kernel maps, scheduler events not delivered); red when a figure on screen is a floor (the lost_data finding)",
+    ),
+    (
+        "sched skips",
+        "scheduler events the kernel did not deliver this interval (JSON drops_by_map.sched_gaps): a few a second move nothing visibly",
+    ),
+    (
+        "true",
+        "runnable threads (running or waiting for a CPU), averaged over the interval from every context switch (eBPF); max: the most at once",
+    ),
+    (
+        "scan R",
+        "threads in state R a /proc scan found, read at the pace top reads them (what top -H would count as running)",
+    ),
+    (
+        "procs_running",
+        "the kernel's own count of runnable threads at the end of the interval (/proc/stat), an instant",
+    ),
+    (
+        "blocked",
+        "threads in uninterruptible sleep (D) at that instant (/proc/stat procs_blocked)",
+    ),
+    (
+        "load",
+        "load average over 1, 5 and 15 minutes (/proc/loadavg)",
+    ),
+    (
+        "undercount",
+        "how many times more threads were runnable than the scan saw; why: the gap split into its causes",
+    ),
+    (
+        "findings",
+        "the patterns seen in the last intervals, most severe first; [n]: the view with the evidence (e opens it, f reads them whole)",
+    ),
+];
 
 /// The banner's lines: each problem as it is, except that what this kernel measures
 /// through an older hook or not at all (a sentence per figure in problems[]) is one line
@@ -99,14 +168,15 @@ fn banner(fr: &Frame) -> Vec<String> {
     lines
 }
 
-/// Rows the banner needs (one per line, at most 3).
-pub fn banner_lines(fr: &Frame, _width: u16) -> u16 {
-    banner(fr).len().min(3) as u16
+/// Rows the banner needs (one per line, and per note about the command line; at most 3).
+pub fn banner_lines(fr: &Frame, app: &App) -> u16 {
+    (banner(fr).len() + app.notes.len()).min(3) as u16
 }
 
-pub fn render_banner(f: &mut TermFrame, area: Rect, fr: &Frame, th: &Theme) {
+pub fn render_banner(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     let lines: Vec<Line> = banner(fr)
         .iter()
+        .chain(&app.notes)
         .take(area.height as usize)
         .map(|p| Line::from(Span::styled(format!(" ! {}", fmt::inert(p)), th.warn)))
         .collect();

@@ -14,6 +14,57 @@ use crate::app::irq_view::SenderSort;
 use crate::model::Frame;
 use crate::model::features::{self, Status};
 
+/// The tables' columns (the help screen lists them). Per second, per CPU.
+pub const COLUMNS: &[(&str, &str)] = &[
+    ("CPU", "CPU number"),
+    (
+        "CALL/s",
+        "function-call IPIs this CPU received (sent to many CPUs at once)",
+    ),
+    ("CALL1/s", "single-target function-call IPIs received"),
+    (
+        "RESCH/s",
+        "reschedule IPIs received: another CPU woke a thread to run here",
+    ),
+    ("IRQW/s", "irq_work IPIs received"),
+    (
+        "TLB/s",
+        "TLB shootdowns this CPU ran for another CPU's unmap or protection change (eBPF)",
+    ),
+    (
+        "kTLB/s",
+        "the same from the kernel's own count (/proc/interrupts TLB): the check on TLB/s",
+    ),
+    (
+        "→TLB/s, →CALL/s, →RES/s",
+        "IPIs this CPU sent: for TLB flushes, function calls, reschedules",
+    ),
+    (
+        "PID, COMM",
+        "the process that sent them (0 [idle/irq]: no process)",
+    ),
+    ("KIND", "tlb, reschedule or call"),
+    ("FUNCTION", "the function the IPI runs on the target CPU"),
+    ("IPI/s", "IPIs sent per second (one per target CPU)"),
+    (
+        "CALLS/s",
+        "remote calls asked for per second (one may reach many CPUs, or none when they were idle)",
+    ),
+];
+
+pub(crate) const CPU_HEADER: [&str; 10] = [
+    "CPU",
+    "CALL/s",
+    "CALL1/s",
+    "RESCH/s",
+    "IRQW/s",
+    "TLB/s",
+    "kTLB/s",
+    "→TLB/s",
+    "→CALL/s",
+    "→RES/s",
+];
+
 fn rate(n: u64, secs: f64) -> String {
     fmt::num(n as f64 / secs, 7)
 }
@@ -93,22 +144,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         footer,
     );
 
-    let head = Row::new(
-        [
-            "CPU",
-            "CALL/s",
-            "CALL1/s",
-            "RESCH/s",
-            "IRQW/s",
-            "TLB/s",
-            "kTLB/s",
-            "→TLB/s",
-            "→CALL/s",
-            "→RES/s",
-        ]
-        .map(Cell::from),
-    )
-    .style(th.header);
+    let head = Row::new(CPU_HEADER.map(Cell::from)).style(th.header);
     let rows: Vec<Row> = fr
         .cpus
         .iter()

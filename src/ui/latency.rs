@@ -14,6 +14,30 @@ use crate::app::App;
 use crate::app::irq_view::LatSort;
 use crate::model::Frame;
 
+/// The two tables' columns (the help screen lists them).
+pub const COLUMNS: &[(&str, &str)] = &[
+    ("CPU", "CPU number: the waits for this CPU"),
+    ("TID, PID", "thread and its process"),
+    ("COMM", "thread name"),
+    (
+        "WAITS/s",
+        "waits per second: times a thread became runnable (woken, or preempted) and then got a CPU",
+    ),
+    ("AVG", "mean wait from runnable to running"),
+    (
+        "P50, P99",
+        "median and 99th percentile wait (within one 12.5% histogram slot)",
+    ),
+    ("MAX", "the longest wait in the interval (exact)"),
+    (
+        "MAX AT (UTC)",
+        "when the longest wait ended (the thread got the CPU), to the millisecond",
+    ),
+];
+
+pub(crate) const CPU_HEADER: [&str; 7] =
+    ["CPU", "WAITS/s", "AVG", "P50", "P99", "MAX", "MAX AT (UTC)"];
+
 /// Wall-clock seconds as UTC "HH:MM:SS.mmm".
 pub fn clock_ms(t: f64) -> String {
     if t <= 0.0 {
@@ -44,9 +68,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         Constraint::Length(1),
     ])
     .areas(area);
-    let head =
-        Row::new(["CPU", "WAITS/s", "AVG", "P50", "P99", "MAX", "MAX AT (UTC)"].map(Cell::from))
-            .style(th.header);
+    let head = Row::new(CPU_HEADER.map(Cell::from)).style(th.header);
     let rows: Vec<Row> = lat
         .cpus
         .iter()

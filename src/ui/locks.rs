@@ -77,9 +77,23 @@ pub fn mmap_sentence(m: &MmapLockFrame, wide: bool) -> String {
     }
 }
 
-const COLS: &[Col<LockFrame, LockSort>] = &[
+/// Beyond `COLS`: the free-text column and the mmap_lock lines (the help screen lists
+/// them).
+pub const MORE: &[(&str, &str)] = &[
+    (
+        "CALLER",
+        "the kernel function that waited for the lock (its stack's first frame outside locking code)",
+    ),
+    (
+        "mmap_lock",
+        "who held a process's mmap_lock while its threads waited, how long, and how long they waited",
+    ),
+];
+
+pub const COLS: &[Col<LockFrame, LockSort>] = &[
     Col {
         title: "TYPE",
+        help: "the kernel lock's kind: spinlock, mutex, rwsem:R or :W (read or write side), ...; * an mmap_lock",
         width: 10,
         min_screen: 0,
         sort: Some(LockSort::Type),
@@ -93,6 +107,7 @@ const COLS: &[Col<LockFrame, LockSort>] = &[
     },
     Col {
         title: "CONT/s",
+        help: "contended acquisitions per second (lock:contention_begin)",
         width: 7,
         min_screen: 0,
         sort: Some(LockSort::Contended),
@@ -100,6 +115,7 @@ const COLS: &[Col<LockFrame, LockSort>] = &[
     },
     Col {
         title: "WAIT/s",
+        help: "time spent waiting for it, per second (over 1s: several waiting at once)",
         width: 7,
         min_screen: 0,
         sort: Some(LockSort::Wait),
@@ -107,6 +123,7 @@ const COLS: &[Col<LockFrame, LockSort>] = &[
     },
     Col {
         title: "MAX",
+        help: "the longest wait in the interval",
         width: 7,
         min_screen: 0,
         sort: Some(LockSort::Max),
@@ -114,6 +131,7 @@ const COLS: &[Col<LockFrame, LockSort>] = &[
     },
     Col {
         title: "AVG",
+        help: "the mean wait",
         width: 7,
         min_screen: 0,
         sort: Some(LockSort::Avg),
@@ -121,6 +139,7 @@ const COLS: &[Col<LockFrame, LockSort>] = &[
     },
     Col {
         title: "LOCK",
+        help: "the lock's kernel address",
         width: 18,
         min_screen: 140,
         sort: None,
@@ -172,7 +191,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         reverse: v.lock_reverse,
         title: format!(
             " Kernel locks: {} (* mmap_lock), sorted by {} (s: next column, S: reverse) ",
-            rows_all.len(),
+            if fr.mode == "bpf" && fr.contention.contention_measured.locks {
+                rows_all.len().to_string()
+            } else {
+                "not measured".to_string()
+            },
             v.lock_sort.name()
         ),
         empty: if fr.mode == "bpf" && fr.contention.contention_measured.locks {

@@ -37,7 +37,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
         );
         return;
     };
-    let banner = header::banner_lines(frame, area.width);
+    let banner = header::banner_lines(frame, app);
     let bar_h = u16::from(app.replay.is_some());
     let [top, ban, body, bar, foot] = Layout::vertical([
         Constraint::Length(1),
@@ -51,7 +51,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
     if let Some(rb) = &app.replay {
         timebar::render(f, bar, rb, &th);
     }
-    header::render_banner(f, ban, frame, &th);
+    header::render_banner(f, ban, app, frame, &th);
     match app.view {
         View::Main => render_main(f, body, app, frame, &th),
         View::Futexes => futexes::render(f, body, app, frame, &th),
@@ -61,6 +61,9 @@ pub fn render(f: &mut TermFrame, app: &App) {
         View::Profile => profile::render(f, body, app, frame, &th),
     }
     footer::render(f, foot, app, &th);
+    if app.show_findings {
+        findings::render_overlay(f, area, app, frame, &th);
+    }
     if app.show_help {
         help::render(f, area, app, &th);
     }
@@ -76,7 +79,10 @@ fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::F
         12..30 => 2,
         _ => 5,
     };
-    let lines = findings::lines(frame, max, app.finding_sel, th);
+    let lines: Vec<_> = findings::lines(frame, max, app.finding_sel, th)
+        .into_iter()
+        .map(|l| findings::fit(l, usize::from(area.width)))
+        .collect();
     let head_h = lines.len() as u16;
     let (mut run_h, core_h) = main_heights(area.height - head_h, frame.cpus.len() as u16);
     // One more row for why the scan undercounts, while the table keeps a few rows.

@@ -9,6 +9,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
 use super::fmt;
+use super::futexes::dur_us;
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::sort::ProcSort;
@@ -20,8 +21,10 @@ use crate::model::frame::ProcFrame;
 /// (or any ghost thread ran).
 pub const MISS_HIGHLIGHT: f64 = 5.0;
 
-struct Col {
-    title: &'static str,
+pub struct Col {
+    pub title: &'static str,
+    /// What the column means and its unit (the help screen lists it).
+    pub help: &'static str,
     width: u16,
     /// Shown only when the table is at least this wide.
     min_screen: u16,
@@ -29,13 +32,20 @@ struct Col {
     value: fn(&ProcFrame, f64) -> String,
 }
 
+/// A figure of the /proc scan: "-" for a process that was gone when /proc was scanned
+/// (the scan never read it this interval: not measured, not 0).
+fn scanned(p: &ProcFrame, v: impl FnOnce() -> String) -> String {
+    if p.gone { "-".to_string() } else { v() }
+}
+
 fn rate(v: Option<u64>, secs: f64) -> String {
     v.map_or("-".to_string(), |v| fmt::num(v as f64 / secs, 6))
 }
 
-const COLS: &[Col] = &[
+pub const COLS: &[Col] = &[
     Col {
         title: "PID",
+        help: "process ID",
         width: 7,
         min_screen: 0,
         sort: Some(ProcSort::Pid),
@@ -43,6 +53,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "COMM",
+        help: "process name, as the kernel keeps it (/proc/PID/comm, 15 characters)",
         width: 15,
         min_screen: 0,
         sort: Some(ProcSort::Comm),
@@ -50,6 +61,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "S",
+        help: "state at the scan: R running or runnable, S sleeping, D uninterruptible, I idle kernel thread, T stopped, Z zombie; X gone before the scan",
         width: 1,
         min_screen: 56,
         sort: None,
@@ -57,20 +69,23 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "THR",
+        help: "threads the /proc scan found",
         width: 4,
         min_screen: 60,
         sort: Some(ProcSort::Threads),
-        value: |p, _| fmt::num(f64::from(p.threads_seen), 4),
+        value: |p, _| scanned(p, || fmt::num(f64::from(p.threads_seen), 4)),
     },
     Col {
         title: "R",
+        help: "of those, threads in state R (running or waiting for a CPU) at the scan",
         width: 3,
         min_screen: 100,
         sort: None,
-        value: |p, _| p.running_seen.to_string(),
+        value: |p, _| scanned(p, || p.running_seen.to_string()),
     },
     Col {
         title: "NEW/s",
+        help: "threads created per second (eBPF)",
         width: 6,
         min_screen: 70,
         sort: Some(ProcSort::Created),
@@ -78,20 +93,23 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "EXIT/s",
-        width: 6,
+        help: "threads that exited per second (eBPF)",
+        width: 7,
         min_screen: 70,
         sort: Some(ProcSort::Exited),
         value: |p, s| rate(p.threads_exited, s),
     },
     Col {
         title: "GHOST/s",
-        width: 7,
+        help: "ghost threads per second: born and dead between two scans, so no scan (top, htop, ps) ever lists them (eBPF)",
+        width: 8,
         min_screen: 48,
         sort: Some(ProcSort::Ghosts),
         value: |p, s| rate(p.ghost_threads, s),
     },
     Col {
         title: "GHOST%",
+        help: "CPU the ghost threads used, in % of one CPU: the CPU a per-thread scan cannot attribute",
         width: 6,
         min_screen: 110,
         sort: None,
@@ -103,6 +121,7 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "SCAN%",
+        help: "CPU as top computes it per process, from utime+stime in /proc/PID/stat between two scans (its exited threads' CPU included), in % of one CPU; - in its first interval and when it was gone at the scan",
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuScan),
@@ -112,6 +131,7 @@ const COLS: &[Col] = &[
     // scan misses (the X sort and the highlight).
     Col {
         title: "THRD%",
+        help: "what its threads' own counters add up to: the per-thread view (top -H, htop showing threads), in % of one CPU; TRUE% above it is what that view misses",
         width: 6,
         min_screen: 130,
         sort: None,
@@ -119,36 +139,83 @@ const COLS: &[Col] = &[
     },
     Col {
         title: "TRUE%",
+        help: "CPU measured at every context switch (eBPF), exited threads included, in % of one CPU",
         width: 6,
         min_screen: 0,
         sort: Some(ProcSort::CpuTrue),
         value: |p, _| p.cpu_pct_true.map_or("-".into(), fmt::pct),
     },
     Col {
-        title: "RQWAIT",
-        width: 7,
+        title: "MISS%",
+        help: "CPU a per-thread scan misses, in % of one CPU: TRUE% above THRD% (threads that ended between two scans, ghosts whole); all of TRUE% for a process gone at the scan; - without eBPF and in its first interval",
+        width: 6,
+        min_screen: 140,
+        sort: Some(ProcSort::Miss),
+        value: |p, _| p.scan_miss.get().map_or("-".into(), fmt::pct),
+    },
+    Col {
+        title: "RQWAIT/s",
+        help: "time its threads spent runnable but waiting for a CPU, per second of the interval (over 1s: several threads waiting at once)",
+        width: 9,
         min_screen: 77,
         sort: Some(ProcSort::RunqWait),
-        value: |p, s| {
-            p.runq_wait_ms
-                .map_or("-".into(), |v| format!("{}ms", fmt::num(v / s, 5)))
-        },
+        value: |p, s| p.runq_wait_ms.map_or("-".into(), |v| dur_us(v * 1e3 / s)),
     },
     Col {
         title: "RSS",
+        help: "resident memory (K, M, G of 1024)",
         width: 6,
         min_screen: 120,
         sort: Some(ProcSort::Rss),
-        value: |p, _| fmt::kb(p.rss_kb),
+        value: |p, _| scanned(p, || fmt::kb(p.rss_kb)),
     },
 ];
+
+/// The columns a table `width` wide shows: those the width has room for, and always
+/// the one it is sorted by (in place of the ones that want the widest screen).
+pub fn columns(width: u16, sort: ProcSort) -> Vec<&'static Col> {
+    let sorted = |c: &Col| c.sort == Some(sort);
+    let mut cols: Vec<&Col> = COLS
+        .iter()
+        .filter(|c| width >= c.min_screen || sorted(c))
+        .collect();
+    while cols.iter().map(|c| c.width + 1).sum::<u16>() > width {
+        let Some(i) = (0..cols.len())
+            .filter(|&i| !sorted(cols[i]) && cols[i].min_screen > 0)
+            .max_by_key(|&i| cols[i].min_screen)
+        else {
+            break;
+        };
+        cols.remove(i);
+    }
+    cols
+}
+
+/// The cells of a watched process that exited, from its last row: its state X, and
+/// when it went (in the command column, else after its name).
+fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, secs: f64, cmd: bool) -> Vec<String> {
+    let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, secs)).collect();
+    if let Some(i) = cols.iter().position(|c| c.title == "S") {
+        cells[i] = "X".to_string();
+    }
+    if cmd {
+        cells.push(format!(
+            "exited {} UTC; last figures shown (pid {})",
+            fmt::clock(t),
+            last.pid
+        ));
+    } else if let Some(c) = cells.get_mut(1) {
+        *c = format!("{} exited", fmt::inert(&last.comm));
+    }
+    cells
+}
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     if area.height < 3 {
         return;
     }
     let secs = fr.interval_s.max(1e-9);
-    let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
+    let cols = columns(area.width, app.proc_sort);
     let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
     let show_cmd = area.width >= fixed + 20;
     let arrow = if app.proc_reverse { "▲" } else { "▼" };
@@ -161,7 +228,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, secs)).collect();
         if show_cmd {
             let cmd: std::borrow::Cow<str> = if p.gone {
-                format!("exited, last figures: {}", p.comm).into()
+                format!("exited this interval: {}", p.comm).into()
             } else if p.cmdline.is_empty() {
                 format!("[{}]", p.comm).into()
             } else {
@@ -174,7 +241,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     // Watched processes that exited: their last figures, and when. (Only with a filter,
     // and a filtered frame is small: looking a pid up among all rows is cheap.)
     let room = body_h.saturating_sub(rows.len());
-    if room > 0 && !app.exited.is_empty() {
+    if room > 0 && !app.exited.is_empty() && !app.hide_exited {
         let text = app.narrow_text();
         let in_table = |pid: u32| {
             fr.procs
@@ -187,18 +254,9 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             .filter(|(pid, _)| !in_table(**pid))
             .take(room)
         {
-            let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, secs)).collect();
-            cells[2] = "X".to_string();
-            let note = format!(
-                "exited {} UTC; last figures shown (pid {pid})",
-                fmt::clock(*t)
-            );
-            if show_cmd {
-                cells.push(note);
-            } else if let Some(c) = cells.get_mut(1) {
-                *c = format!("{} exited", fmt::inert(&last.comm));
-            }
-            rows.push((th.dim, cells));
+            let mut last = last.clone();
+            last.pid = *pid;
+            rows.push((th.dim, exited_cells(&cols, &last, *t, secs, show_cmd)));
         }
     }
     let mut widths: Vec<Constraint> = cols.iter().map(|c| Constraint::Length(c.width)).collect();
@@ -210,10 +268,20 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     } else {
         format!("{} of {}", win.total, fr.procs.len())
     };
-    let title = format!(
+    let mut title = format!(
         " Processes {shown}  sorted by {} {arrow} ",
         app.proc_sort.name()
     );
+    if app.hide_exited {
+        // Only on a filtered or small frame is app.exited non-empty; gone rows are few.
+        let hidden = fr.procs.iter().filter(|p| p.gone).count()
+            + app
+                .exited
+                .keys()
+                .filter(|pid| !fr.procs.iter().any(|p| p.pid == **pid))
+                .count();
+        title.push_str(&format!("({hidden} exited hidden: x) "));
+    }
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title, th.title));
@@ -335,7 +403,7 @@ mod tests {
             return;
         }
         let secs = fr.interval_s.max(1e-9);
-        let cols: Vec<&Col> = COLS.iter().filter(|c| area.width >= c.min_screen).collect();
+        let cols = columns(area.width, app.proc_sort);
         let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
         let show_cmd = area.width >= fixed + 20;
         let arrow = if app.proc_reverse { "▲" } else { "▼" };
@@ -369,7 +437,7 @@ mod tests {
                     .collect();
                 if show_cmd {
                     let cmd: std::borrow::Cow<str> = if p.gone {
-                        format!("exited, last figures: {}", p.comm).into()
+                        format!("exited this interval: {}", p.comm).into()
                     } else if p.cmdline.is_empty() {
                         format!("[{}]", p.comm).into()
                     } else {
@@ -405,21 +473,10 @@ mod tests {
             })
             .take(room)
         {
-            let mut cells: Vec<Cell> = cols
-                .iter()
-                .map(|c| Cell::from((c.value)(last, secs)))
-                .collect();
-            cells[2] = Cell::from("X");
-            let note = format!(
-                "exited {} UTC; last figures shown (pid {pid})",
-                fmt::clock(*t)
-            );
-            if show_cmd {
-                cells.push(Cell::from(note));
-            } else if let Some(c) = cells.get_mut(1) {
-                *c = Cell::from(format!("{} exited", fmt::inert(&last.comm)));
-            }
-            rows.push(Row::new(cells).style(th.dim));
+            let mut last = last.clone();
+            last.pid = *pid;
+            let cells = exited_cells(&cols, &last, *t, secs, show_cmd);
+            rows.push(Row::new(cells.into_iter().map(Cell::from)).style(th.dim));
         }
         let mut widths: Vec<Constraint> =
             cols.iter().map(|c| Constraint::Length(c.width)).collect();
@@ -494,6 +551,25 @@ mod tests {
         }
         out.push(("narrowed, exited rows".into(), app));
         out
+    }
+
+    /// A sorted column's title keeps its arrow (▼): the column is one wider than it.
+    #[test]
+    fn sorted_titles_keep_their_arrow() {
+        use super::super::{futexes, locks};
+        let procs = COLS.iter().map(|c| (c.title, c.width, c.sort.is_some()));
+        let futex = futexes::COLS
+            .iter()
+            .map(|c| (c.title, c.width, c.sort.is_some()));
+        let lock = locks::COLS
+            .iter()
+            .map(|c| (c.title, c.width, c.sort.is_some()));
+        for (title, width, sorts) in procs.chain(futex).chain(lock) {
+            assert!(
+                !sorts || title.chars().count() < usize::from(width),
+                "{title}"
+            );
+        }
     }
 
     /// Row for row, cell for cell, style for style, the body written into the buffer

@@ -16,10 +16,31 @@ use crate::app::App;
 use crate::model::Frame;
 use crate::model::flame::{self, Cell, Node};
 
+/// The graph's cues and the table's columns (the help screen lists them).
+pub const COLUMNS: &[(&str, &str)] = &[
+    (
+        "width",
+        "a frame's share of the samples (or of the time off the CPU) shown, its callees included",
+    ),
+    (
+        "▲",
+        "a plateau: at least 10% of the shown samples in the frame itself",
+    ),
+    ("_[k]", "a kernel frame"),
+    (
+        "SELF%, SELF",
+        "samples (ms off the CPU) in the function itself",
+    ),
+    (
+        "TOTAL%, TOTAL",
+        "samples (ms) in the function and what it called",
+    ),
+];
+
 /// Self time that makes a frame a plateau: this share of the shown samples.
 pub const PLATEAU: f64 = 0.10;
 
-pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme) {
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
     let pv = &app.profile;
     let [title, body, status, search] = Layout::vertical([
         Constraint::Length(1),
@@ -36,12 +57,17 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
     } else {
         format!("last {}", crate::app::profile_view::RECENT)
     };
-    let mut head = format!(
-        " {}, {window} ({:.0} s): {}",
-        if pv.off_cpu { "off-CPU time" } else { "on-CPU" },
-        pv.window_s(),
-        pv.amount(total)
-    );
+    let kind = if pv.off_cpu { "off-CPU time" } else { "on-CPU" };
+    let mut head = if pv.seen {
+        format!(
+            " {kind}, {window} ({} s): {}",
+            super::fmt::fixed(pv.window_s(), 0),
+            pv.amount(total)
+        )
+    } else {
+        // No stacks came yet: nothing was counted, not zero.
+        format!(" {kind}, {window}: no stacks yet")
+    };
     if let Some(p) = pv.pid {
         head.push_str(&format!(", pid {p}"));
     }
@@ -57,6 +83,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, _fr: &Frame, th: &Theme)
     if total == 0 {
         let why = if app.replay.is_some() && !pv.seen {
             " this recording has no stacks: record with --profile (ttop record --profile ...)"
+        } else if fr.mode != "bpf" {
+            " stacks are sampled with eBPF, which is off (see the banner)"
         } else if pv.off_cpu {
             " timing off-CPU stacks of the watched processes… (needs eBPF; o: back to on-CPU)"
         } else if !pv.seen {

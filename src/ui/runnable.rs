@@ -7,6 +7,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph};
 
+use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
@@ -14,7 +15,11 @@ use crate::model::top_view::TopView;
 
 /// The sentence shown when the scan undercounts.
 pub fn undercount_text(true_avg: f64, scan: u32, ratio: f64) -> String {
-    format!("top sees {scan} running, truth {true_avg:.1}: undercount {ratio:.1}x")
+    format!(
+        "top sees {scan} running, truth {}: undercount {}x",
+        fmt::fixed(true_avg, 1),
+        fmt::fixed(ratio, 1)
+    )
 }
 
 /// Why the scan (top's view) undercounts, cause by cause, biggest first, in at most
@@ -49,15 +54,15 @@ pub fn gap_text(v: &TopView, width: u16) -> Option<String> {
     if let Some(g) = v.ghosts {
         add(
             g,
-            format!("{g:.1} ghosts (born and dead between scans)"),
-            format!("{g:.1} ghosts"),
+            format!("{} ghosts (born and dead between scans)", fmt::fixed(g, 1)),
+            format!("{} ghosts", fmt::fixed(g, 1)),
         );
     }
     if let Some(o) = v.other {
         add(
             o,
-            format!("{o:.1} runnable at other moments"),
-            format!("{o:.1} other"),
+            format!("{} runnable at other moments", fmt::fixed(o, 1)),
+            format!("{} other", fmt::fixed(o, 1)),
         );
     }
     parts.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -88,12 +93,19 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     if area.height == 0 {
         return;
     }
+    let r = &fr.runnable;
+    // The scan reads /proc at the pace top does (a recording made before it did, or
+    // TTOP_UNPACED, has no top_view).
+    let title = if r.top_view.is_some() && area.width >= 60 {
+        " Runnable threads · the scan reads /proc at top's pace "
+    } else {
+        " Runnable threads "
+    };
     let block = Block::default()
         .borders(Borders::TOP)
-        .title(Span::styled(" Runnable threads ", th.title));
+        .title(Span::styled(title, th.title));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let r = &fr.runnable;
     let show_chart = inner.width >= 100 && !app.history.is_empty();
     let text_w = if show_chart { 70 } else { inner.width };
     let mut lines = Vec::new();
@@ -106,7 +118,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         Some(avg) => lines.push(Line::from(vec![
             Span::styled("true ", th.truth),
             Span::raw(format!(
-                " avg {avg:>5.1}  max {:>3}",
+                " avg {:>5}  max {:>3}",
+                fmt::fixed(avg, 1),
                 r.true_max.map_or("-".to_string(), |m| format!("{m:.0}"))
             )),
             Span::styled(what, th.dim),
@@ -117,7 +130,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         ))),
     }
     lines.push(Line::from(vec![
-        Span::styled("top  ", th.scan),
+        Span::styled("scan ", th.scan),
         Span::raw(format!(
             " R {:<4} procs_running {:<3} blocked {:<3} load {:.2} {:.2} {:.2}",
             r.scan_running,
@@ -132,8 +145,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         (Some(ratio), Some(avg)) => {
             let text = if area.width < 60 {
                 format!(
-                    "▲ top {} vs true {avg:.1}: {ratio:.1}x under",
-                    r.scan_running
+                    "▲ top {} vs true {}: {}x under",
+                    r.scan_running,
+                    fmt::fixed(avg, 1),
+                    fmt::fixed(ratio, 1)
                 )
             } else {
                 format!("▲ {}", undercount_text(avg, r.scan_running, ratio))
@@ -188,7 +203,7 @@ fn render_history(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
             .style(th.truth)
             .data(&truth),
         Dataset::default()
-            .name("top")
+            .name("scan")
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(th.scan)

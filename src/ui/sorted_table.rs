@@ -13,6 +13,8 @@ use super::theme::Theme;
 /// One fixed-width column of rows of type R, sortable by S.
 pub struct Col<R, S> {
     pub title: &'static str,
+    /// What the column means and its unit (the help screen lists it).
+    pub help: &'static str,
     pub width: u16,
     /// Shown only when the screen is at least this wide.
     pub min_screen: u16,

@@ -7,10 +7,42 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::fmt;
+use super::futexes::dur_us;
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
 use crate::model::frame::ThreadFrame;
+
+/// The thread table's columns: what each means and its unit (the help screen lists
+/// them; the header is made from the names).
+pub const COLUMNS: [(&str, &str); 8] = [
+    ("TID", "thread ID"),
+    ("NAME", "thread name (/proc/PID/task/TID/comm)"),
+    (
+        "S",
+        "state at the scan (R running or runnable, S sleeping, D uninterruptible, ...)",
+    ),
+    (
+        "SCAN%",
+        "CPU as top -H computes it from the thread's utime+stime between two scans, in % of one CPU",
+    ),
+    (
+        "TRUE%",
+        "CPU measured at every context switch (eBPF), in % of one CPU",
+    ),
+    (
+        "RQWAIT/s",
+        "time the thread spent runnable but waiting for a CPU, per second",
+    ),
+    (
+        "LATmax",
+        "its longest wait for a CPU once runnable (woken or preempted), this interval",
+    ),
+    (
+        "FUTEXwait",
+        "time it spent blocked in futex waits during the interval",
+    ),
+];
 
 /// The line for one group of ghost threads.
 pub fn ghost_line(count: u64, name: &str, cpu_ms: f64) -> String {
@@ -91,20 +123,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         .filter(|r| r.pid == pid)
         .map(|r| (r.tid, r.total_wait_ms))
         .collect();
-    let header = Row::new(
-        [
-            "TID",
-            "NAME",
-            "S",
-            "SCAN%",
-            "TRUE%",
-            "RQWAIT",
-            "LATmax",
-            "FUTEXwait",
-        ]
-        .map(Cell::from),
-    )
-    .style(th.title);
+    let header = Row::new(COLUMNS.map(|(name, _)| Cell::from(name))).style(th.title);
     let rows: Vec<Row> = threads
         .iter()
         .take(table_area.height.saturating_sub(1) as usize)
@@ -118,16 +137,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
                 Cell::from(
                     t.runq_wait_ms
                         .get()
-                        .map_or("-".into(), |v| format!("{}ms", fmt::num(v / secs, 5))),
+                        .map_or("-".into(), |v| dur_us(v * 1e3 / secs)),
                 ),
-                Cell::from(
-                    lat.get(&t.tid)
-                        .map_or("-".into(), |v| format!("{}us", fmt::num(*v, 6))),
-                ),
-                Cell::from(
-                    fut.get(&t.tid)
-                        .map_or("-".into(), |v| format!("{}ms", fmt::num(*v, 6))),
-                ),
+                Cell::from(lat.get(&t.tid).map_or("-".into(), |v| dur_us(*v))),
+                Cell::from(fut.get(&t.tid).map_or("-".into(), |v| dur_us(v * 1e3))),
             ])
         })
         .collect();

@@ -14,8 +14,10 @@ use crate::record::marks::level;
 use crate::record::player::ReplayBar;
 
 /// "1:02:03" or "2:03".
+/// A time into the recording, to the nearest second (a sample taken 4.9992 s in is
+/// the one 5 s in).
 fn offset(ns: u64) -> String {
-    let s = ns / 1_000_000_000;
+    let s = (ns + 500_000_000) / 1_000_000_000;
     if s >= 3600 {
         format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
     } else {
