@@ -7,7 +7,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::collect::{Collector, Config, bpf_common, kernel};
+use crate::collect::bpf::{common as bpf_common, kernel};
+use crate::collect::{Collector, Config};
 use crate::model::features::{self, Feature};
 
 #[derive(Serialize)]

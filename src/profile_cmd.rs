@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use crate::cli::ProfileArgs;
+use crate::collect::bpf::common as bpf_common;
+use crate::collect::filter;
 use crate::collect::profile::{ProfileConfig, Profiler};
-use crate::collect::{bpf_common, filter};
 use crate::model::sample::FilterSpec;
 
 /// How often a --comm filter looks for new processes.

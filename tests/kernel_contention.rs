@@ -14,8 +14,8 @@ use serde_json::Value;
 /// Whether this kernel has the lock:contention_begin/end tracepoints (5.19+), read from
 /// tracefs, not from ttop.
 fn kernel_has_lock_tracepoints() -> bool {
-    let root = ttop::collect::tracefs::root().expect("tracefs");
-    ttop::collect::tracefs::has_event(&root, "lock", "contention_begin")
+    let root = ttop::collect::bpf::tracefs::root().expect("tracefs");
+    ttop::collect::bpf::tracefs::has_event(&root, "lock", "contention_begin")
 }
 
 /// Whether ttop measured kernel locks in these frames. Where the kernel has the

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use ttop::collect::kallsyms::Kallsyms;
-use ttop::collect::ksym_prog::KsymProg;
+use ttop::collect::stacks::kallsyms::Kallsyms;
+use ttop::collect::stacks::ksym_prog::KsymProg;
 
 fn table() -> (Kallsyms, Vec<(u64, String)>) {
     let text = std::fs::read_to_string("/proc/kallsyms").expect("read /proc/kallsyms");
@@ -109,7 +109,7 @@ fn the_kernels_answers_are_the_files() {
 
 #[test]
 fn the_shared_lookups_answer_from_the_kernel() {
-    use ttop::collect::kallsyms;
+    use ttop::collect::stacks::kallsyms;
     let (k, _) = table();
     assert!(
         kallsyms::from_kernel(),

@@ -338,7 +338,7 @@ mod checks {
         let (t0, start, own0) = (Instant::now(), wall(), own());
         let mut pr = Vec::new();
         while t0.elapsed() < Duration::from_millis(3000) {
-            if let Some(n) = ttop::collect::proc_scan::procs_running() {
+            if let Some(n) = ttop::collect::procfs::scan::procs_running() {
                 pr.push(f64::from(n) - 1.0);
             }
             std::thread::sleep(Duration::from_millis(1));

@@ -1,5 +1,5 @@
 //! The /proc scan under eBPF reads a thread's stat file again only when a scheduler
-//! event says it may have changed (src/collect/dirty.rs). Checked against a plain scan
+//! event says it may have changed (src/collect/sched/dirty.rs). Checked against a plain scan
 //! taken right after, on a process with hundreds of sleeping threads and one that
 //! keeps waking up, and through a rename done from outside while its thread sleeps.
 
@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 use common::*;
-use ttop::collect::proc_scan::ProcScanner;
+use ttop::collect::procfs::scan::ProcScanner;
 use ttop::collect::{Collector, Config};
 use ttop::model::sample::{ProcScan, TaskScan};
 
@@ -217,7 +217,7 @@ fn proc_line(p: &ProcScan) -> (u32, u32, String, char, u32, u64, u64, u64, u64) 
 }
 
 /// A process none of whose threads had an event keeps its last stat line, RSS read
-/// again (src/collect/proc_reuse.rs). Checked against a plain scan taken right after:
+/// again (src/collect/procfs/reuse.rs). Checked against a plain scan taken right after:
 /// sleeping processes show exactly what it shows, a process that keeps waking up shows
 /// its CPU time growing, and a sleeping orphan shows its new parent at once.
 #[test]

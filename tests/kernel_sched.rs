@@ -150,7 +150,7 @@ fn runnable_matches_spinners_and_procs_running() {
     // workload, less the reader itself.
     let mut bg = Vec::new();
     for _ in 0..300 {
-        bg.extend(ttop::collect::proc_scan::procs_running().map(|n| f64::from(n) - 1.0));
+        bg.extend(ttop::collect::procfs::scan::procs_running().map(|n| f64::from(n) - 1.0));
         std::thread::sleep(Duration::from_millis(1));
     }
     let background = bg.iter().sum::<f64>() / bg.len().max(1) as f64;
@@ -172,7 +172,7 @@ fn runnable_matches_spinners_and_procs_running() {
     let t0 = Instant::now();
     let mut pr = Vec::new();
     while t0.elapsed() < Duration::from_millis(2000) {
-        if let Some(n) = ttop::collect::proc_scan::procs_running() {
+        if let Some(n) = ttop::collect::procfs::scan::procs_running() {
             pr.push(f64::from(n) - 1.0);
         }
         std::thread::sleep(Duration::from_millis(1));
@@ -279,7 +279,7 @@ fn keeps_its_head_under_hundreds_of_runnable_threads() {
 
 /// Steal ticks (USER_HZ) summed over all CPUs.
 fn steal_ticks() -> u64 {
-    ttop::collect::proc_system::read_system()
+    ttop::collect::procfs::system::read_system()
         .cpus
         .iter()
         .map(|c| c.steal)
@@ -287,7 +287,7 @@ fn steal_ticks() -> u64 {
 }
 
 /// Quitting leaves the slow detach of the syscall tracepoints to a child (see
-/// src/collect/detach.rs), forked by the collector thread (so named `ttop-collect`): it
+/// src/collect/bpf/detach.rs), forked by the collector thread (so named `ttop-collect`): it
 /// closes the terminal, pipes and every other file but the eBPF ones at once, so ttop's
 /// stdout reaches EOF while the child still lives, and it ends on its own once ttop has
 /// exited. (Its open files cannot be listed: it spends its life in exit, after its files

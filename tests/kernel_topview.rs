@@ -103,7 +103,7 @@ fn sample_procs_running(until: Instant) -> std::thread::JoinHandle<Vec<(f64, f64
         unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
         let mut out = Vec::new();
         while Instant::now() < until {
-            if let Some(n) = ttop::collect::proc_scan::procs_running() {
+            if let Some(n) = ttop::collect::procfs::scan::procs_running() {
                 out.push((wall_now(), f64::from(n) - 1.0));
             }
             std::thread::sleep(Duration::from_millis(1));

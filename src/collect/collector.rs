@@ -6,14 +6,14 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::bpf_common;
-use super::contention::{ContentionCollector, FutexHooks};
 use super::filter;
 use super::irq::IrqCollector;
-use super::proc_scan::{self, ProcScanner};
-use super::profile::ProfileConfig;
-use super::profile_runner::ProfileRunner;
-use super::sched::SchedCollector;
+use crate::collect::bpf::common as bpf_common;
+use crate::collect::contention::{ContentionCollector, FutexHooks};
+use crate::collect::procfs::scan::{self as proc_scan, ProcScanner};
+use crate::collect::profile::ProfileConfig;
+use crate::collect::profile::runner::ProfileRunner;
+use crate::collect::sched::SchedCollector;
 use crate::model::features::{self, Feature, Status};
 use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
 use crate::stop::Stop;
@@ -80,7 +80,7 @@ pub struct Collector {
     scanner: ProcScanner,
     /// /proc/stat, loadavg, uptime and /proc/interrupts, kept open.
     system: proc_scan::SystemFiles,
-    interrupts: super::proc_files::SysFile,
+    interrupts: crate::collect::procfs::files::SysFile,
     mode: Mode,
     seq: u64,
     filter: Option<FilterSpec>,
@@ -152,7 +152,7 @@ const CONTENTION_IDS: &[&str] = &[
 
 /// The profiler loads on demand (`ttop profile`, --profile, the profile view): what it
 /// will be able to do here.
-fn profile_features(f: &super::kernel::KernelFacts) -> Vec<Feature> {
+fn profile_features(f: &crate::collect::bpf::kernel::KernelFacts) -> Vec<Feature> {
     let ring = f.has_map_type("RINGBUF");
     let on = if ring {
         Feature::measured(
@@ -188,7 +188,7 @@ fn load_all(
     Loaded<ContentionCollector>,
 ) {
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
-    let facts = super::kernel::facts();
+    let facts = crate::collect::bpf::kernel::facts();
     std::thread::scope(|scope| {
         let irq = scope.spawn(|| IrqCollector::load(facts));
         let contention = scope.spawn(move || ContentionCollector::load(facts, futex, on_demand));
@@ -240,7 +240,7 @@ impl Collector {
                     }
                 }
             }
-            found.extend(profile_features(super::kernel::facts()));
+            found.extend(profile_features(crate::collect::bpf::kernel::facts()));
             mode.problems
                 .extend(found.iter().filter_map(Feature::problem));
             mode.features = features::in_order(found);
@@ -255,7 +255,7 @@ impl Collector {
             profile_pids: None,
             scanner: ProcScanner::new(None),
             system: proc_scan::SystemFiles::default(),
-            interrupts: super::proc_files::SysFile::new(c"/proc/interrupts"),
+            interrupts: crate::collect::procfs::files::SysFile::new(c"/proc/interrupts"),
             filter: filter_spec(cfg),
             active: None,
             interval: Duration::from_secs(1),
@@ -619,7 +619,7 @@ pub fn spawn_with_requests(
                 }
             }
             // Dropping the collector would wait ~0.6 s for the kernel: let a child do it.
-            super::detach::detach_in_background();
+            crate::collect::bpf::detach::detach_in_background();
         })
         .expect("spawn the collector thread")
 }

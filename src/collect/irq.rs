@@ -8,10 +8,10 @@ use std::mem::MaybeUninit;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
-use super::bpf_common::{autoload_off, explain, from_bytes, load_degrading};
-use super::kallsyms;
-use super::kernel::KernelFacts;
-use super::map_read;
+use crate::collect::bpf::common::{autoload_off, explain, from_bytes, load_degrading};
+use crate::collect::bpf::kernel::KernelFacts;
+use crate::collect::bpf::map_read;
+use crate::collect::stacks::kallsyms;
 use crate::model::features::{Feature, Status};
 use crate::model::irq::{IpiSender, IrqCpu, IrqMeasured, IrqSample};
 
@@ -26,7 +26,7 @@ pub struct IrqCollector {
     ncpus: u32,
     names: HashMap<u64, String>,
     /// ipi_src, read through the insert count the BPF side keeps.
-    walk: super::map_read::Tracked,
+    walk: crate::collect::bpf::map_read::Tracked,
     /// Probes that could not attach (or facts missing), with why.
     pub problems: Vec<String>,
     /// What they measure on this kernel, and through which hooks.

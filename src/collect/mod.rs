@@ -1,30 +1,19 @@
 //! Collectors own the kernel: eBPF programs and the /proc scan. They produce Samples.
+//!
+//! One folder per capability, each with a small facade: `procfs` (the top view), `sched`
+//! (the scheduler's truth), `contention` (futexes, kernel locks, mmap_lock), `irq` (IPIs
+//! and TLB shootdowns), `profile` (stack profiles), `stacks` (naming them), and `bpf`
+//! (the plumbing they share). `collector` runs them all once per tick.
 
-pub mod bpf_common;
+pub mod bpf;
 pub mod collector;
 pub mod contention;
-pub mod detach;
-pub mod dirty;
-pub mod file_names;
 pub mod filter;
 pub mod irq;
-pub mod kallsyms;
-pub mod kernel;
-pub mod ksym_prog;
-pub mod lock_fns;
-pub mod map_read;
 pub mod overrides;
-pub mod perf_event;
-pub mod proc_files;
-pub mod proc_scan;
-pub mod proc_system;
+pub mod procfs;
 pub mod profile;
-pub mod profile_runner;
 pub mod sched;
-pub mod symbols;
-pub mod top_pace;
-pub mod tracefs;
-pub mod unwind;
-pub mod vma;
+pub mod stacks;
 
 pub use collector::{Collector, Config, FutexChoice};

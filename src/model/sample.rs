@@ -251,7 +251,7 @@ pub struct Sample {
     pub profile: Option<super::profile::ProfileSample>,
 }
 
-/// What the /proc scan (paced to top's, see collect/top_pace.rs) missed and why. The
+/// What the /proc scan (paced to top's, see collect/procfs/top_pace.rs) missed and why. The
 /// threads it read are in `Sample::procs`; these are the ones top would not have shown.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TopScan {

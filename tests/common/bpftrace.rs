@@ -37,7 +37,7 @@ impl Bpftrace {
     /// bpftrace runs after attaching every probe, prints a mark).
     pub fn start(script: &str) -> Self {
         // Classic tracepoints need tracefs mounted; ttop's own helper mounts it.
-        ttop::collect::tracefs::root().expect("tracefs for bpftrace");
+        ttop::collect::bpf::tracefs::root().expect("tracefs for bpftrace");
         let script = format!("BEGIN {{ printf(\"ttop-ref-ready\\n\"); }}\n{script}");
         let mut child = Command::new("bpftrace")
             .args(["-e", &script])

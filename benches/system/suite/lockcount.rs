@@ -8,7 +8,9 @@
 use std::fs::File;
 use std::io::Read;
 
-use ttop::collect::perf_event::{PERF_TYPE_TRACEPOINT, PerfEventAttr, online_cpus, open_on_cpu};
+use ttop::collect::bpf::perf_event::{
+    PERF_TYPE_TRACEPOINT, PerfEventAttr, online_cpus, open_on_cpu,
+};
 
 /// One counter per online CPU.
 pub struct LockCounter {
@@ -19,7 +21,7 @@ impl LockCounter {
     /// Err: why the kernel's count is not available (no tracefs, no such tracepoint, no
     /// permission).
     pub fn open() -> Result<LockCounter, String> {
-        let root = ttop::collect::tracefs::root()?;
+        let root = ttop::collect::bpf::tracefs::root()?;
         let id_path = root.join("events/lock/contention_begin/id");
         let id: u64 = std::fs::read_to_string(&id_path)
             .map_err(|e| format!("{}: {e}", id_path.display()))?

@@ -7,12 +7,12 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
-use super::bpf_common::{
+use crate::collect::bpf::common::{
     LeftOut, autoload_off, c_str, explain, from_bytes, key_u32, load_degrading,
 };
-use super::dirty::{Dirty, DirtyTids};
-use super::kernel::KernelFacts;
-use super::map_read;
+use crate::collect::bpf::kernel::KernelFacts;
+use crate::collect::bpf::map_read;
+use crate::collect::sched::dirty::{Dirty, DirtyTids};
 use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
@@ -56,7 +56,7 @@ impl SchedCollector {
         // code.
         // TTOP_SCHED_RAW_TP=1 loads the raw_tp copies here too (tests use it to check the
         // fallback on a kernel that has tp_btf).
-        let btf = facts.btf && !super::overrides::overrides().sched_raw_tp;
+        let btf = facts.btf && !crate::collect::overrides::overrides().sched_raw_tp;
         let (mut skel, left_out) = Self::open_load(facts, btf)?;
         let mut links = Vec::new();
         let mut problems: Vec<String> = left_out
@@ -213,7 +213,7 @@ impl SchedCollector {
         let switch3 = facts.tp_args("sched_switch") == Some(3);
         // One byte per possible thread id; a kernel that cannot mmap an array gets
         // one-entry maps and no skipping.
-        let can_map = super::dirty::kernel_can_map();
+        let can_map = crate::collect::sched::dirty::kernel_can_map();
         load_degrading("eBPF scheduler probes: load", 8, |off| {
             // The skeleton borrows its object for its whole life; the collector lives as
             // long as the program, so the object is leaked on purpose (once per attempt).
@@ -246,7 +246,9 @@ impl SchedCollector {
             p.ttop_raw_sched_switch.set_autoload(!btf);
             for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
                 match can_map {
-                    true => m.set_max_entries(super::dirty::entries_for_pid_max())?,
+                    true => {
+                        m.set_max_entries(crate::collect::sched::dirty::entries_for_pid_max())?
+                    }
                     false => {
                         m.set_map_flags(0)?;
                         m.set_max_entries(1)?;

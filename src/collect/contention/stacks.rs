@@ -8,9 +8,9 @@ use libbpf_rs::{MapCore, MapFlags};
 
 use super::skel::types;
 use super::{ContentionCollector, TOP_STACKS};
-use crate::collect::bpf_common::from_bytes;
-use crate::collect::symbols::MAX_NEW_PER_TICK;
-use crate::collect::unwind::{StackCopy, Stop};
+use crate::collect::bpf::common::from_bytes;
+use crate::collect::stacks::symbols::MAX_NEW_PER_TICK;
+use crate::collect::stacks::unwind::{StackCopy, Stop};
 use crate::model::contention::{FutexSample, MmapSample};
 
 /// The key of a stack copy as `struct ttop_futex_key`: (0, process, word) for a futex

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::profile::{ProfileConfig, Profiler};
+use crate::collect::profile::{ProfileConfig, Profiler};
 use crate::model::profile::{FoldedProfile, ProfileSample};
 
 #[derive(Default)]

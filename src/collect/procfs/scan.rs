@@ -11,11 +11,11 @@ use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
-use super::dirty::{Dirty, DirtyTids};
-use super::proc_files::{KeptFiles, open_at, read_at};
+use crate::collect::procfs::files::{KeptFiles, open_at, read_at};
 /// The system-wide files, where callers have always found them.
-pub use super::proc_system::{SystemFiles, parse_stat, procs_running, read_system};
-use super::top_pace::{Pace, TopCost};
+pub use crate::collect::procfs::system::{SystemFiles, parse_stat, procs_running, read_system};
+use crate::collect::procfs::top_pace::{Pace, TopCost};
+use crate::collect::sched::dirty::{Dirty, DirtyTids};
 use crate::model::name::Name;
 use crate::model::sample::{ProcScan, TaskScan, TopScan};
 
@@ -627,9 +627,9 @@ impl ProcScanner {
     }
 }
 
-#[path = "proc_reuse.rs"]
+#[path = "reuse.rs"]
 mod reuse;
 
 #[cfg(test)]
-#[path = "proc_scan_tests.rs"]
+#[path = "scan_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@
 use libbpf_rs::{Link, TracepointCategory};
 
 use super::skel::{ContentionSkel, OpenContentionSkel};
-use crate::collect::bpf_common::explain;
+use crate::collect::bpf::common::explain;
 
 /// How futex waits are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

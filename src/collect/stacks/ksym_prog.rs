@@ -8,7 +8,7 @@ use std::mem::MaybeUninit;
 use libbpf_rs::OpenObject;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 
-use super::bpf_common::c_str;
+use crate::collect::bpf::common::c_str;
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/ksym.skel.rs"));

@@ -11,25 +11,25 @@ use std::mem::MaybeUninit;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, OpenObject};
 
-use super::bpf_common::{autoload_off, c_str, from_bytes, load_degrading};
-use super::kallsyms;
-use super::kernel::KernelFacts;
-use super::map_read;
-use super::symbols::Symbolizer;
-use super::tracefs;
-use super::unwind::DwarfUnwinder;
+use crate::collect::bpf::common::{autoload_off, c_str, from_bytes, load_degrading};
+use crate::collect::bpf::kernel::KernelFacts;
+use crate::collect::bpf::map_read;
+use crate::collect::bpf::tracefs;
+use crate::collect::stacks::kallsyms;
+use crate::collect::stacks::symbols::Symbolizer;
+use crate::collect::stacks::unwind::DwarfUnwinder;
 use crate::model::contention::{
     ContentionDrops, ContentionSample, KernelStacks, LockSample, MmapSample, StackMapFill,
 };
 use crate::model::features::{Feature, Status};
 
-#[path = "contention_futex.rs"]
+#[path = "futex_totals.rs"]
 mod futex_totals;
-#[path = "contention_hooks.rs"]
+#[path = "hooks.rs"]
 mod hooks;
 #[path = "stack_ids.rs"]
 mod stack_ids;
-#[path = "contention_stacks.rs"]
+#[path = "stacks.rs"]
 mod stacks;
 use futex_totals::{Counts, Entry, FutexTotals};
 pub use hooks::FutexHooks;
@@ -236,7 +236,7 @@ fn contention_features(
 fn futex_tracepoints() -> Result<Vec<&'static str>, String> {
     // TTOP_FUTEX_RAW_SYSCALLS=1 takes the fallback on a kernel that has the tracepoints
     // (tests use it to check the fallback's counts).
-    if super::overrides::overrides().futex_raw_syscalls {
+    if crate::collect::overrides::overrides().futex_raw_syscalls {
         return Err("TTOP_FUTEX_RAW_SYSCALLS is set".into());
     }
     let root = tracefs::root()?;
@@ -278,7 +278,7 @@ impl ContentionCollector {
             return Self::load_with(facts, futex, false);
         }
         // TTOP_FUTEX_NO_SLEEPS=1 takes the fallback as such a kernel would (for tests).
-        let why = if super::overrides::overrides().futex_no_sleeps {
+        let why = if crate::collect::overrides::overrides().futex_no_sleeps {
             "TTOP_FUTEX_NO_SLEEPS is set".to_string()
         } else if let Some(lack) = sleeps_lack(facts) {
             lack
@@ -311,8 +311,8 @@ impl ContentionCollector {
         // Kernel text and the syscall entry, for the lock-stack fingerprints (see
         // bpf/lock_stacks.h). Without them every contention takes a full stack walk,
         // as TTOP_LOCK_STACK_CACHE=off asks (for comparisons).
-        let cache_off = super::overrides::overrides().lock_stack_cache_off;
-        let ustacks_off = super::overrides::overrides().ustacks_off;
+        let cache_off = crate::collect::overrides::overrides().lock_stack_cache_off;
+        let ustacks_off = crate::collect::overrides::overrides().ustacks_off;
         let ktext = if cache_off {
             None
         } else {
@@ -482,7 +482,7 @@ impl ContentionCollector {
             mmap_ok,
             syms: Symbolizer::default(),
             unwinder: DwarfUnwinder::new(),
-            no_dwarf: super::overrides::overrides().no_dwarf,
+            no_dwarf: crate::collect::overrides::overrides().no_dwarf,
             dwarf_words: HashMap::new(),
             last_read_ns: 0,
             prev_contended: HashMap::new(),

@@ -12,7 +12,7 @@
 /// Fork the child described above. Call it once, when quitting, before the collectors
 /// are dropped. Any failure only means quitting waits as before.
 pub fn detach_in_background() {
-    if super::overrides::overrides().detach_inline {
+    if crate::collect::overrides::overrides().detach_inline {
         return; // for comparisons: quit the old way
     }
     let mut pipe = [0i32; 2];

@@ -1,7 +1,7 @@
 //! The system-wide /proc files: /proc/stat (per-CPU times, context switches, forks,
 //! procs_running), /proc/loadavg and /proc/uptime, kept open from tick to tick.
 
-use super::proc_files::SysFile;
+use crate::collect::procfs::files::SysFile;
 use crate::model::sample::{CpuTimes, ProcStat};
 
 /// Parse /proc/stat: per-CPU times and the scheduler counters.

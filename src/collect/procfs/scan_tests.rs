@@ -186,8 +186,8 @@ fn later_scans_through_kept_files_see_changes() {
     let _ = child.wait();
     let _ = tx.send(());
     t.join().unwrap();
-    crate::collect::proc_files::tests::wait_thread_gone(tid);
-    crate::collect::proc_files::tests::spin_cpu_ms(100);
+    crate::collect::procfs::files::tests::wait_thread_gone(tid);
+    crate::collect::procfs::files::tests::spin_cpu_ms(100);
     let second = sc.scan();
     assert!(
         !second.iter().any(|p| p.pid == pid),
@@ -293,7 +293,7 @@ fn paths_are_built_as_proc_names_them() {
 /// is marked, or until its periodic re-read. A marked one is read at once.
 #[test]
 fn unmarked_sleeping_threads_are_not_read_again() {
-    use crate::collect::dirty::Dirty;
+    use crate::collect::sched::dirty::Dirty;
     let me = std::process::id();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let (tid_tx, tid_rx) = std::sync::mpsc::channel();
@@ -380,7 +380,7 @@ fn unmarked_sleeping_threads_are_not_read_again() {
         panic!("the scanning thread was never listed before a vanished one");
     };
     let before = cpu(&mut sc);
-    crate::collect::proc_files::tests::spin_cpu_ms(100);
+    crate::collect::procfs::files::tests::spin_cpu_ms(100);
     assert!(cpu(&mut sc) > before, "a running thread was not read again");
     let _ = tx.send(());
     t.join().unwrap();
@@ -391,7 +391,7 @@ fn unmarked_sleeping_threads_are_not_read_again() {
 /// until then, and one that exited leaves the next scan without a new listing.
 #[test]
 fn the_proc_listing_is_kept_until_a_process_starts() {
-    use crate::collect::dirty::Dirty;
+    use crate::collect::sched::dirty::Dirty;
     let mut d = Dirty::owned(1 << 22);
     let mut sc = ProcScanner::new(None);
     // Other tests' threads come and go in this process; this test is not about that.

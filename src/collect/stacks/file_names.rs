@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::vma::Mapping;
+use crate::collect::stacks::vma::Mapping;
 
 /// Names of user frames, from blazesym (the libbpf project's symbolizer): the file's
 /// `.symtab` and `.dynsym`, its DWARF (function names, file:line, inlined calls), and a

@@ -18,7 +18,7 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder as _};
 use object::{Object, ObjectSection, ObjectSegment};
 
-use super::vma::{FileId, Mapping};
+use crate::collect::stacks::vma::{FileId, Mapping};
 
 /// A module's section: a range of the file's mapping (read in place: only the pages a
 /// walk touches become resident), or its bytes when the section is compressed. Copying

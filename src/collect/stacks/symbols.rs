@@ -16,10 +16,12 @@
 use foldhash::HashMap;
 use std::fs::File;
 
-use super::file_names::{Named, NamedFile, Names, Unnamed};
-use super::kallsyms;
-use super::lock_fns::{in_runtime_library, is_kernel_lock_fn, is_user_lock_fn, is_user_mm_fn};
-use super::vma::{self, FileId, Found, Mapping};
+use crate::collect::stacks::file_names::{Named, NamedFile, Names, Unnamed};
+use crate::collect::stacks::kallsyms;
+use crate::collect::stacks::lock_fns::{
+    in_runtime_library, is_kernel_lock_fn, is_user_lock_fn, is_user_mm_fn,
+};
+use crate::collect::stacks::vma::{self, FileId, Found, Mapping};
 
 /// What is known of a process's mappings is dropped after this long (a library may be
 /// unmapped and another mapped in its place). Without PROCMAP_QUERY the mappings read
@@ -64,7 +66,7 @@ pub struct Symbolizer {
     /// futex rows' and the mmap_lock rows' stack maps number their stacks apart.
     user: HashMap<(u32, i32, bool), UserStack>,
     /// The caller of each kernel stack id (an id names one stack until user space frees
-    /// it, when `forget_kernel` drops its name: see collect/stack_ids.rs).
+    /// it, when `forget_kernel` drops its name: see collect/contention/stack_ids.rs).
     kernel: HashMap<i32, String>,
     lock_text: Option<(u64, u64)>,
     kernel_loaded: bool,

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock};
 
-use super::ksym_prog::{Ksym, KsymProg};
+use crate::collect::stacks::ksym_prog::{Ksym, KsymProg};
 
 pub struct Kallsyms {
     /// (address, offset and length of the name in `names`), sorted by address; text
@@ -72,7 +72,7 @@ static SOURCE: OnceLock<Option<Source>> = OnceLock::new();
 fn source() -> Option<&'static Source> {
     SOURCE
         .get_or_init(|| {
-            let file = super::overrides::overrides().kallsyms_file;
+            let file = crate::collect::overrides::overrides().kallsyms_file;
             if !file && let Ok(prog) = KsymProg::load() {
                 return Some(Source::Prog(Box::new(Mutex::new(ProgCache {
                     prog,

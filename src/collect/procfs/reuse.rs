@@ -153,7 +153,7 @@ impl ProcScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::proc_scan::REFRESH_TICKS;
+    use crate::collect::procfs::scan::REFRESH_TICKS;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
     /// A forked child asleep in read() on a pipe. Each byte sent (`poke`) makes it

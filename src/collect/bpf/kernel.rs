@@ -204,7 +204,7 @@ impl KernelFacts {
     /// map types, fields or functions ("kprobes" for all kprobes), so that the
     /// fallbacks older kernels take are tested on this one too.
     pub fn hide_from_env(&mut self) {
-        for w in &super::overrides::overrides().kernel_hide {
+        for w in &crate::collect::overrides::overrides().kernel_hide {
             self.hide(w);
         }
     }

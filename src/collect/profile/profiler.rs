@@ -17,13 +17,13 @@ use std::time::Duration;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, RingBuffer, RingBufferBuilder};
 
-use super::bpf_common::{explain, from_bytes};
-use super::kallsyms;
-use super::perf_event::{
+use crate::collect::bpf::common::{explain, from_bytes};
+use crate::collect::bpf::perf_event::{
     self, ATTR_DISABLED, ATTR_FREQ, PERF_COUNT_SW_CPU_CLOCK, PERF_TYPE_SOFTWARE, PerfEventAttr,
 };
-use super::symbols::Symbolizer;
-use super::unwind::{DwarfUnwinder, StackCopy};
+use crate::collect::stacks::kallsyms;
+use crate::collect::stacks::symbols::Symbolizer;
+use crate::collect::stacks::unwind::{DwarfUnwinder, StackCopy};
 use crate::model::profile::{FoldedProfile, StackKey};
 use crate::util::mono_ns;
 
@@ -106,7 +106,7 @@ impl Profiler {
         // Only the mode's program is loaded: a kernel without tp_btf still samples
         // on-CPU stacks.
         // Before 5.18 sched_switch has no prev_state argument: the 3-argument copy.
-        let switch3 = super::kernel::facts().tp_args("sched_switch") == Some(3);
+        let switch3 = crate::collect::bpf::kernel::facts().tp_args("sched_switch") == Some(3);
         open.progs.ttop_profile.set_autoload(!cfg.off_cpu);
         open.progs.ttop_offcpu.set_autoload(cfg.off_cpu && !switch3);
         open.progs.ttop_offcpu3.set_autoload(cfg.off_cpu && switch3);

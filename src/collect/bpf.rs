@@ -1,3 +1,0 @@
-mod sched_skel {
-    include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
-}

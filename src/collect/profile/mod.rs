@@ -1,0 +1,7 @@
+//! On-CPU and off-CPU stack profiles (bpf/profile.bpf.c): the profiler and the thread
+//! that drains it beside the collector.
+
+mod profiler;
+pub mod runner;
+
+pub use profiler::*;
