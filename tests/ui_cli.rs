@@ -116,7 +116,11 @@ fn comm_names_are_matched_as_the_kernel_keeps_them() {
     std::fs::create_dir_all(&dir).unwrap();
     let long = "sleepy-long-name-for-ttop";
     let bin = dir.join(long);
-    std::fs::copy("/bin/sleep", &bin).unwrap();
+    // A symlink, not a copy: the kernel names a process after the path it was exec'd
+    // by, and a copy's write descriptor, inherited for an instant by a child another
+    // test thread forks, made the exec fail with ETXTBSY.
+    let _ = std::fs::remove_file(&bin);
+    std::os::unix::fs::symlink("/bin/sleep", &bin).unwrap();
     let mut child = Command::new(&bin).arg("30").spawn().unwrap();
     // The parent runs on before exec has renamed the child (a vfork is released first).
     let comm = format!("/proc/{}/comm", child.id());
