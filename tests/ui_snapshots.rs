@@ -212,7 +212,7 @@ fn thread_view_160x50() {
         threads: vec![lat(4242, 1830.0), lat(5289, 12_000.0), lat(5288, 51_400.0)],
         ..Default::default()
     });
-    let fut = |tid, total_wait_ms| ttop::model::contention_frame::FutexThreadFrame {
+    let fut = |tid, total_wait_ms| ttop::model::contention::frame::FutexThreadFrame {
         tid,
         pid: 4242,
         total_wait_ms,

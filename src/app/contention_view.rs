@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use super::keymap::Action;
 use super::state::View;
 use crate::model::Frame;
-use crate::model::contention_frame::{FutexFrame, LockFrame};
+use crate::model::contention::frame::{FutexFrame, LockFrame};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FutexSort {
@@ -171,7 +171,7 @@ impl ContentionView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::contention_frame::ContentionFrame;
+    use crate::model::contention::frame::ContentionFrame;
 
     fn frame() -> Frame {
         let fx = |pid, uaddr, contended, wait| FutexFrame {

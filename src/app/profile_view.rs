@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use super::keymap::Action;
 use super::state::View;
 use crate::model::Frame;
-use crate::model::flame::{self, Cell, Node};
+use crate::model::profile::flame::{self, Cell, Node};
 
 /// Intervals in the "recent" window.
 pub const RECENT: usize = 30;

@@ -5,15 +5,10 @@
 use std::collections::HashMap;
 
 use super::frame::{CpuFrame, DropsFrame, Frame, Runnable};
-use super::proc_rows::{ScanRows, scan_rows};
+use super::procs::rows::{ScanRows, scan_rows};
+use super::procs::threads::Interval;
+use super::rates::{delta, pct_of};
 use super::sample::{CpuTimes, Sample, SystemInfo};
-use super::thread_rows::Interval;
-
-/// Difference of a cumulative counter. A counter that went backwards was reset
-/// (map entry recreated, PID reused, collector restarted): count from zero.
-pub fn delta(prev: u64, cur: u64) -> u64 {
-    if cur >= prev { cur - prev } else { cur }
-}
 
 fn delta128(prev: u128, cur: u128) -> u128 {
     if cur >= prev { cur - prev } else { cur }
@@ -56,10 +51,6 @@ fn cpu_frame(prev: Option<&CpuTimes>, cur: &CpuTimes) -> CpuFrame {
         idle,
         ..Default::default()
     }
-}
-
-pub(super) fn pct_of(ns: u64, interval_ns: u64) -> f64 {
-    100.0 * ns as f64 / interval_ns.max(1) as f64
 }
 
 /// Turn the previous and the current Sample into the Frame for the interval between them.
@@ -150,10 +141,9 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
             .sum::<f64>()
             / 1e3
     });
-    let top_view = cur
-        .top_scan
-        .as_ref()
-        .map(|t| super::top_view::top_view(t, true_avg, scan_running, ghost_cpu_s, interval_s));
+    let top_view = cur.top_scan.as_ref().map(|t| {
+        super::procs::top_view::top_view(t, true_avg, scan_running, ghost_cpu_s, interval_s)
+    });
     let runnable = Runnable {
         true_avg,
         true_max,
@@ -193,7 +183,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         interval_s: if prev.is_some() { interval_s } else { 0.0 },
         mode: if cur.mode.bpf { "bpf" } else { "procfs" }.to_string(),
         filter: cur.filter.as_ref().map(filter_label),
-        ghost_groups: super::ghosts::ghost_groups(prev, cur),
+        ghost_groups: super::procs::ghosts::ghost_groups(prev, cur),
         problems: cur.mode.problems.clone(),
         features: cur.mode.features.clone(),
         host: sys.host.clone(),
@@ -212,7 +202,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         profile: cur.profile.as_ref().map(super::profile::ProfileFrame::of),
         ..Default::default()
     };
-    super::contention_frame::derive_into(&mut frame, prev, cur);
+    super::contention::frame::derive_into(&mut frame, prev, cur);
     super::irq::derive_into(&mut frame, prev, cur);
     super::latency::derive_into(&mut frame, prev, cur);
     if let Some(f) = &cur.filter {

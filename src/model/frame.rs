@@ -38,7 +38,7 @@ pub struct Frame {
     pub cpus: Vec<CpuFrame>,
     pub procs: Vec<ProcFrame>,
     /// Ghost threads grouped by process and name, biggest first.
-    pub ghost_groups: Vec<super::ghosts::GhostGroup>,
+    pub ghost_groups: Vec<super::procs::ghosts::GhostGroup>,
     /// Per-thread rows (not part of the JSON output).
     #[serde(skip)]
     pub threads: Vec<ThreadFrame>,
@@ -59,7 +59,7 @@ pub struct Frame {
     pub latency: Option<super::latency::LatencyFrame>,
     /// `futexes`, `futex_threads`, `locks`, `mmap_lock`, `contention_drops`.
     #[serde(flatten)]
-    pub contention: super::contention_frame::ContentionFrame,
+    pub contention: super::contention::frame::ContentionFrame,
     /// The seeds' patterns seen in the last intervals, active first, most severe first
     /// (see `findings`; empty until a `findings::Window` has judged the frame).
     pub findings: Vec<super::findings::Finding>,
@@ -89,7 +89,7 @@ pub struct Runnable {
     pub scan_all_running: u32,
     /// How the scan went as top's would have, and the gap split into its causes (null
     /// for recordings made before ttop paced its scan to top's, and with an unpaced scan).
-    pub top_view: Option<super::top_view::TopView>,
+    pub top_view: Option<super::procs::top_view::TopView>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

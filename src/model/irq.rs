@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::derive::delta;
 use super::frame::Frame;
 use super::opt::Opt;
+use super::rates::delta;
 use super::sample::Sample;
 
 /// Order of `IrqCpu::recv` (enum ttop_ipi_recv in bpf/ttop.h).

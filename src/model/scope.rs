@@ -34,7 +34,7 @@ pub fn scope_to_filter(frame: &mut Frame, pids: &[u32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::contention_frame::{FutexFrame, LockFrame, LockWaiterFrame, MmapLockFrame};
+    use crate::model::contention::frame::{FutexFrame, LockFrame, LockWaiterFrame, MmapLockFrame};
 
     #[test]
     fn keeps_only_the_watched_processes() {

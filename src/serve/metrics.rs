@@ -229,7 +229,7 @@ pub fn render(f: &Frame, top: usize) -> String {
 
     let c = &f.contention;
     let words = c.futexes.iter().take(top);
-    let fl = |w: &crate::model::contention_frame::FutexFrame| {
+    let fl = |w: &crate::model::contention::frame::FutexFrame| {
         l(&[
             ("pid", w.pid.to_string()),
             ("comm", w.comm.clone()),

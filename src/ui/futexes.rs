@@ -13,7 +13,7 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::app::contention_view::FutexSort;
 use crate::model::Frame;
-use crate::model::contention_frame::FutexFrame;
+use crate::model::contention::frame::FutexFrame;
 
 /// A duration given in microseconds, in at most 7 characters: 850ns, 18.5us, 1.23ms, 4.77s.
 pub fn dur_us(us: f64) -> String {

@@ -34,7 +34,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         let d = &fr.drops_by_map;
         // The JSON's figure; red only when a figure on screen is a floor (lost_data):
         // an idle VM's few skipped scheduler events a second are not that.
-        let floor = crate::model::findings_rules::lost(fr).is_some();
+        let floor = crate::model::findings::rules::lost(fr).is_some();
         spans.push(Span::styled(
             format!(" lost {} ", fr.drops),
             if floor { th.alert } else { th.dim },

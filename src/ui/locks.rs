@@ -14,7 +14,7 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::app::contention_view::LockSort;
 use crate::model::Frame;
-use crate::model::contention_frame::{LockFrame, MmapLockFrame};
+use crate::model::contention::frame::{LockFrame, MmapLockFrame};
 
 /// "pid R (comm) held pid V (comm)'s mmap_lock N ms [in CALLER]; W threads of V waited T
 /// (max M) [in CALLER]".

@@ -14,7 +14,7 @@ use ratatui::widgets::{Cell as TCell, Paragraph, Row, Table};
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
-use crate::model::flame::{self, Cell, Node};
+use crate::model::profile::flame::{self, Cell, Node};
 
 /// The graph's cues and the table's columns (the help screen lists them).
 pub const COLUMNS: &[(&str, &str)] = &[

@@ -11,7 +11,7 @@ use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
-use crate::model::top_view::TopView;
+use crate::model::procs::top_view::TopView;
 
 /// The sentence shown when the scan undercounts.
 pub fn undercount_text(true_avg: f64, scan: u32, ratio: f64) -> String {

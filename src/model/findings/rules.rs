@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use super::findings::{Finding, Severity};
-use super::findings_evidence::stack_cache_evidence;
-use super::frame::Frame;
+use crate::model::findings::evidence::stack_cache_evidence;
+use crate::model::findings::{Finding, Severity, fig};
+use crate::model::frame::Frame;
 
 /// thread_churn: threads created per second by one process. A thread pool creates none
 /// once warm; services that spawn a thread per request stay well under this. Seed 000
@@ -107,13 +107,6 @@ fn key(parts: &[u64]) -> u64 {
     parts.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &p| {
         (h ^ p).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-pub(super) fn fig(pairs: &[(&'static str, f64)]) -> BTreeMap<&'static str, f64> {
-    pairs
-        .iter()
-        .map(|&(k, v)| (k, (v * 100.0).round() / 100.0))
-        .collect()
 }
 
 /// The candidates one frame shows.

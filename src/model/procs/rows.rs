@@ -8,14 +8,14 @@
 //! (plus two more to check their tid order), each fetching the same cache lines again
 //! from L3.
 
-use super::derive::{delta, pct_of};
-use super::frame::{ProcFrame, ThreadFrame};
-use super::join::Rows;
-use super::opt::Opt;
-use super::prev_tasks::PrevTasks;
-use super::proc_totals::{ProcTotals, Totals};
-use super::sample::{BpfSample, ProcScan, Sample};
-use super::thread_rows::{Interval, scan_pct, thread_row};
+use crate::model::frame::{ProcFrame, ThreadFrame};
+use crate::model::join::Rows;
+use crate::model::opt::Opt;
+use crate::model::procs::prev_tasks::PrevTasks;
+use crate::model::procs::threads::{Interval, scan_pct, thread_row};
+use crate::model::procs::totals::{ProcTotals, Totals};
+use crate::model::rates::{delta, pct_of};
+use crate::model::sample::{BpfSample, ProcScan, Sample};
 
 /// The rows of the scan, and the threads the scan found runnable.
 pub struct ScanRows {
@@ -39,7 +39,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
     let prev_procs = prev.map_or(&[][..], |p| &p.procs);
     let prev_scan = Rows::new(prev_procs, |p| p.pid);
     let mut prev_tasks = PrevTasks::new(prev_procs);
-    fn threads_of(b: Option<&BpfSample>) -> &[super::sample::BpfThread] {
+    fn threads_of(b: Option<&BpfSample>) -> &[crate::model::sample::BpfThread] {
         b.map_or(&[], |b| &b.threads)
     }
     let cur_bt = Rows::new(threads_of(cur_bpf), |t| t.tid);
@@ -183,8 +183,8 @@ struct BpfCols {
 #[inline(always)]
 fn proc_row(
     pid: u32,
-    comm: super::name::Name,
-    cmdline: super::name::Name<31>,
+    comm: crate::model::name::Name,
+    cmdline: crate::model::name::Name<31>,
     s: ScanCols,
     b: BpfCols,
 ) -> ProcFrame {

@@ -4,8 +4,8 @@
 
 use std::cell::Cell;
 
-use super::join::{KeyMap, for_run};
-use super::sample::{BpfProc, BpfThread};
+use crate::model::join::{KeyMap, for_run};
+use crate::model::sample::{BpfProc, BpfThread};
 
 /// One process's totals (zero for a process BPF never saw).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]

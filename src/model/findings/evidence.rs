@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::contention_frame::FutexFrame;
-use super::findings::Finding;
-use super::findings_rules::fig;
-use super::frame::Frame;
+use crate::model::contention::frame::FutexFrame;
+use crate::model::findings::Finding;
+use crate::model::findings::fig;
+use crate::model::frame::Frame;
 
 /// What a rule cites besides its trigger: the words involved, their figures and the
 /// clause saying so. `judge` keeps the latest seen during the finding's run (a lock

@@ -2,10 +2,10 @@
 //! stack-cache lock in thread_churn, named only from its own stack, and kept through the
 //! finding's run of intervals.
 
-use super::contention_frame::FutexFrame;
-use super::findings::*;
-use super::findings_tests::{frame, proc_};
-use super::frame::Frame;
+use super::tests::{frame, proc_};
+use crate::model::contention::frame::FutexFrame;
+use crate::model::findings::*;
+use crate::model::frame::Frame;
 
 /// Seed 000's evidence: a churning process whose threads sleep on glibc's stack-cache
 /// lock has that word named in its thread_churn finding; a join word, a lock wait under

@@ -1,11 +1,11 @@
 //! Threshold edges of every rule, and the hysteresis of `judge`, on hand-made frames.
 
-use super::contention_frame::{FutexFrame, MmapLockFrame};
-use super::findings::*;
-use super::findings_rules::*;
-use super::frame::{CpuFrame, Frame, ProcFrame};
-use super::latency::{LatCpuRow, LatThreadRow, LatencyFrame};
-use super::opt::Opt;
+use crate::model::contention::frame::{FutexFrame, MmapLockFrame};
+use crate::model::findings::rules::*;
+use crate::model::findings::*;
+use crate::model::frame::{CpuFrame, Frame, ProcFrame};
+use crate::model::latency::{LatCpuRow, LatThreadRow, LatencyFrame};
+use crate::model::opt::Opt;
 
 pub(super) fn frame() -> Frame {
     Frame {

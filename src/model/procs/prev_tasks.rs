@@ -9,8 +9,8 @@
 //! to a table from there on, and a previous scan found out of order afterwards makes
 //! `proc_rows` redo the answers the cursor gave (`stale`).
 
-use super::join::KeyMap;
-use super::sample::ProcScan;
+use crate::model::join::KeyMap;
+use crate::model::sample::ProcScan;
 
 /// A previous-scan task's ticks (utime + stime) and its process's start time.
 pub type PrevTask = (u64, u64);

@@ -2,11 +2,11 @@
 //! the previous scan's ticks) and its eBPF on-CPU time and run-queue wait. `proc_rows`
 //! builds them in its pass over the scan, next to the process rows.
 
-use super::derive::{delta, pct_of};
-use super::frame::ThreadFrame;
-use super::opt::Opt;
-use super::prev_tasks::PrevTask;
-use super::sample::{BpfThread, ProcScan, TaskScan};
+use crate::model::frame::ThreadFrame;
+use crate::model::opt::Opt;
+use crate::model::procs::prev_tasks::PrevTask;
+use crate::model::rates::{delta, pct_of};
+use crate::model::sample::{BpfThread, ProcScan, TaskScan};
 
 /// What the rates are over.
 pub struct Interval {

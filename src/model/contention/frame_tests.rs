@@ -4,7 +4,7 @@ use super::*;
 use crate::model::contention::fixture;
 use crate::model::{derive, fixtures};
 
-fn frame(secs: u64) -> super::super::Frame {
+fn frame(secs: u64) -> crate::model::Frame {
     let sys = fixtures::system();
     let mut prev = fixtures::incident(secs - 1, true);
     prev.contention = Some(fixture(secs - 1));
@@ -293,8 +293,8 @@ fn unstored_stacks_are_counted_apart_from_lost_events() {
     let f = derive(&sys, Some(&prev), &cur);
     assert_eq!(f.contention.contention_drops.stacks, 7);
     assert_eq!(f.drops, 0);
-    let kinds = |f: &super::super::Frame| -> Vec<&str> {
-        crate::model::findings_rules::observe(f)
+    let kinds = |f: &crate::model::Frame| -> Vec<&str> {
+        crate::model::findings::rules::observe(f)
             .iter()
             .map(|x| x.kind)
             .collect()

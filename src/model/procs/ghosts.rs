@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::derive::delta;
-use super::sample::{GhostName, Sample};
+use crate::model::rates::delta;
+use crate::model::sample::{GhostName, Sample};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GhostGroup {

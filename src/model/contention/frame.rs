@@ -7,15 +7,15 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::contention::{
+use crate::model::contention::{
     ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample,
     KernelStacks, LockSample, UserFrames,
 };
-use super::derive::delta;
-use super::frame::ProcFrame;
-use super::join::KeyMap;
-use super::opt::Opt;
-use super::sample::ProcScan;
+use crate::model::frame::ProcFrame;
+use crate::model::join::KeyMap;
+use crate::model::opt::Opt;
+use crate::model::rates::delta;
+use crate::model::sample::ProcScan;
 
 /// Rows kept per table (the screen shows fewer; JSON gets these).
 pub const MAX_ROWS: usize = 64;
@@ -155,7 +155,7 @@ pub struct ContentionFrame {
     pub user_frames: UserFrames,
     /// The stack maps after this interval: ids held, of how many, and ids freed in the
     /// interval (no live entry referred to them). Empty without the contention probes.
-    pub stack_maps: Vec<super::contention::StackMapFill>,
+    pub stack_maps: Vec<crate::model::contention::StackMapFill>,
     /// Which of the tables above were measured: false means the probes were off
     /// (--no-futex, a kernel without them, or no eBPF), so an empty table says nothing.
     pub contention_measured: ContentionMeasured,
@@ -576,14 +576,14 @@ pub fn derive_contention(
 fn stack_maps(
     prev: Option<&ContentionSample>,
     cur: &ContentionSample,
-) -> Vec<super::contention::StackMapFill> {
+) -> Vec<crate::model::contention::StackMapFill> {
     let before = |m: &str| {
         prev.and_then(|p| p.stack_maps.iter().find(|f| f.map == m))
             .map_or(0, |f| f.freed)
     };
     cur.stack_maps
         .iter()
-        .map(|f| super::contention::StackMapFill {
+        .map(|f| crate::model::contention::StackMapFill {
             freed: delta(before(&f.map), f.freed),
             ..f.clone()
         })
@@ -593,9 +593,9 @@ fn stack_maps(
 /// The hook `derive` calls: fills the contention tables, the per-process futex columns,
 /// and adds the contention events lost to the Frame's total (`drops`).
 pub fn derive_into(
-    frame: &mut super::frame::Frame,
-    prev: Option<&super::Sample>,
-    cur: &super::Sample,
+    frame: &mut crate::model::frame::Frame,
+    prev: Option<&crate::model::Sample>,
+    cur: &crate::model::Sample,
 ) {
     frame.contention = derive_contention(
         prev.and_then(|p| p.contention.as_ref()),
@@ -607,10 +607,10 @@ pub fn derive_into(
     frame.drops += frame.contention.contention_drops.events_lost();
 }
 
-#[path = "contention_mmap_frame.rs"]
+#[path = "mmap.rs"]
 mod mmap;
 use mmap::mmap_rows;
 
 #[cfg(test)]
-#[path = "contention_frame_tests.rs"]
+#[path = "frame_tests.rs"]
 mod tests;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::sample::TopScan;
+use crate::model::sample::TopScan;
 
 /// How the scan went, as top's would have, and the gap between it and the truth split
 /// into its causes. Counts are threads at the scan; `ghosts` is a time-weighted average.

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-pub use super::findings_evidence::Evidence;
-pub use super::findings_rules::observe;
-use super::frame::Frame;
+pub use crate::model::findings::evidence::Evidence;
+pub use crate::model::findings::rules::observe;
+use crate::model::frame::Frame;
 
 /// How bad it is. Sorted most severe first on screen.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -202,3 +202,10 @@ pub const KINDS: &[&str] = &[
     "tlb_storm",
     "lost_data",
 ];
+
+pub(crate) fn fig(pairs: &[(&'static str, f64)]) -> BTreeMap<&'static str, f64> {
+    pairs
+        .iter()
+        .map(|&(k, v)| (k, (v * 100.0).round() / 100.0))
+        .collect()
+}

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::{MAX_ROWS, MmapLockFrame, index, max_us, ms};
 use crate::model::contention::{ContentionSample, MmapSample};
-use crate::model::derive::delta;
+use crate::model::rates::delta;
 
 pub(super) fn mmap_rows(
     prev: Option<&ContentionSample>,

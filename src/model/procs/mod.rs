@@ -1,0 +1,10 @@
+//! Process and thread rows: the scan's rows joined with eBPF's (`rows`, `threads`), the
+//! per-process sums (`totals`), what a thread-mode scan missed (`top_view`, `ghosts`),
+//! and the tasks remembered from the previous interval (`prev_tasks`).
+
+pub mod ghosts;
+pub mod prev_tasks;
+pub mod rows;
+pub mod threads;
+pub mod top_view;
+pub mod totals;
