@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::frame::{CpuFrame, DropsFrame, Frame, Runnable};
 use super::procs::rows::{ScanRows, scan_rows};
 use super::procs::threads::Interval;
-use super::rates::{delta, pct_of};
+use super::rates::delta;
 use super::sample::{CpuTimes, Sample, SystemInfo};
 
 fn delta128(prev: u128, cur: u128) -> u128 {

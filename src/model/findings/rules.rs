@@ -3,8 +3,6 @@
 //! lists them. A rule that needs eBPF figures sees None in procfs-only mode and stays
 //! silent: it never guesses from the scan.
 
-use std::collections::BTreeMap;
-
 use crate::model::findings::evidence::stack_cache_evidence;
 use crate::model::findings::{Finding, Severity, fig};
 use crate::model::frame::Frame;
