@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     if settings.rt {
         // The whole process, before any thread starts (threads inherit it): loading the
         // probes, deriving and drawing must not be starved either.
-        if let Err(e) = collect::collector::raise_priority() {
+        if let Err(e) = collect::raise_priority() {
             eprintln!("ttop: --rt: cannot use SCHED_FIFO ({e}); continuing at normal priority");
         }
     }
@@ -88,7 +88,7 @@ fn print_generated(bytes: Vec<u8>) -> ExitCode {
 
 /// `ttop --json [-n COUNT]`: one Frame per interval as JSON Lines, no TUI.
 fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
-    let sys = collect::collector::system_info();
+    let sys = collect::system_info();
     let collector = Collector::new(cfg);
     for p in &collector.mode().problems {
         eprintln!("ttop: {p}");
@@ -104,7 +104,7 @@ fn json(cli: &Cli, cfg: &Config) -> anyhow::Result<()> {
         None => None,
     };
     let (tx, rx) = sync_channel::<Sample>(4);
-    let handle = collect::collector::spawn(collector, cli.delay, cli.rt, tx, stop.clone());
+    let handle = collect::spawn(collector, cli.delay, cli.rt, tx, stop.clone());
     let mut prev: Option<Sample> = None;
     let mut written = 0u64;
     let mut window = ttop::model::findings::Window::new();

@@ -157,7 +157,7 @@ fn hostile_process_name_is_inert_on_screen() {
         ..Default::default()
     };
     let mut c = ttop::collect::Collector::new(&cfg);
-    let sys = ttop::collect::collector::system_info();
+    let sys = ttop::collect::system_info();
     let a = c.sample();
     std::thread::sleep(Duration::from_millis(100));
     let b = c.sample();

@@ -47,7 +47,7 @@ fn recording(name: &str, n: usize) -> Vec<u8> {
         pids: Some(vec![std::process::id()]),
         ..Config::default()
     };
-    let sys = ttop::collect::collector::system_info();
+    let sys = ttop::collect::system_info();
     let mut c = Collector::new(&cfg);
     let p = tmp(name);
     let mut w = Writer::create(&p, &header_for(&sys, Duration::from_millis(10), None)).unwrap();

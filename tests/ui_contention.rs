@@ -117,7 +117,7 @@ fn futexes_slept_only_160x50() {
 /// once, and to unhook them when it is left.
 #[test]
 fn the_futex_view_asks_for_calls_while_open() {
-    use ttop::collect::collector::Request;
+    use ttop::collect::Request;
     let asked = |app: &App| -> Vec<bool> {
         app.requests
             .iter()

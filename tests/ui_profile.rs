@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::Modifier;
 
 use ttop::app::{Action, App, View};
-use ttop::collect::collector::Request;
+use ttop::collect::Request;
 use ttop::model::profile::{ProfileFrame, ProfileSample, ProfileStack};
 use ttop::model::{derive, fixtures};
 

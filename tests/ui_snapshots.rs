@@ -250,7 +250,7 @@ fn filter_prompt_narrows_as_you_type() {
         .requests
         .pop()
         .expect("a filter request for the collector");
-    let ttop::collect::collector::Request::SetFilter(Some(spec)) = req else {
+    let ttop::collect::Request::SetFilter(Some(spec)) = req else {
         panic!("{req:?}")
     };
     assert_eq!(spec.pids, vec![1817]);

@@ -10,7 +10,7 @@ use crossterm::event::{Event, KeyEventKind};
 use super::App;
 use super::term_input::{Input, TermInput};
 use crate::cli::Cli;
-use crate::collect::{Collector, Config, FutexChoice, collector};
+use crate::collect::{Collector, Config, FutexChoice};
 use crate::model::{Sample, derive};
 use crate::record::live::LiveRecorder;
 use crate::stop::Stop;
@@ -21,7 +21,7 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
     super::screen::need_terminal(
         "`ttop --json` (a frame per interval), or `ttop record -o FILE` and replay it later",
     )?;
-    let sys = collector::system_info();
+    let sys = crate::collect::system_info();
     // The futex view hooks every futex call while it is open.
     let collector = Collector::new(&Config {
         futex: match cfg.futex {
@@ -36,7 +36,7 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
     let mut input = TermInput::new(&stop)?;
     let waker = input.waker()?;
     super::term_input::exit_if_stuck_after_signal(EXIT_GRACE)?;
-    let handle = collector::spawn_with_requests(
+    let handle = crate::collect::spawn_with_requests(
         collector,
         cli.delay,
         cli.rt,

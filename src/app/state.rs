@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::contention_view::ContentionView;
 use super::keymap::Action;
 use super::sort::{ProcSort, ProcWindow, proc_window, sorted_procs};
-use crate::collect::collector::Request;
+use crate::collect::Request;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
 use crate::model::sample::FilterSpec;

@@ -1,11 +1,9 @@
 //! The collector: one object that owns every probe and the /proc scanner and turns a
-//! tick into a Sample, and the thread that runs it and hands Samples to the UI over a
-//! bounded channel.
+//! tick into a Sample (the thread that runs it is `thread`).
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::config::Config;
 use super::filter;
 use super::irq::IrqCollector;
 use crate::collect::bpf::common as bpf_common;
@@ -16,58 +14,7 @@ use crate::collect::profile::runner::ProfileRunner;
 use crate::collect::sched::SchedCollector;
 use crate::model::features::{self, Feature, Status};
 use crate::model::sample::{FilterSpec, Mode, Sample, SystemInfo};
-use crate::stop::Stop;
 use crate::util::{mono_ns, wall_ns};
-
-#[derive(Debug, Clone, Default)]
-pub struct Config {
-    /// Try to load the eBPF programs (false: --no-bpf).
-    pub bpf: bool,
-    /// Only these processes (ttop -p).
-    pub pids: Option<Vec<u32>>,
-    /// Only processes with this comm (ttop --comm), resolved every tick.
-    pub comm: Option<String>,
-    /// Sample on-CPU stacks at this rate per CPU (ttop --profile).
-    pub profile_hz: Option<u64>,
-    /// Weight stacks by time off the CPU instead (--profile --off-cpu).
-    pub profile_off_cpu: bool,
-    /// How futex waits are measured, as the user asked.
-    pub futex: FutexChoice,
-}
-
-/// The user's futex choice (the hooks then used: `Config::futex_hooks`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum FutexChoice {
-    /// Waits that slept, from the scheduler probes, which a futex storm does not feel
-    /// (every call with -p or --comm: a person looking at one process wants its calls).
-    #[default]
-    Sleeps,
-    /// The same, with the per-call programs loaded beside them so that
-    /// `Request::FutexCalls` can hook every call while the dashboard's futex view is open.
-    OnDemand,
-    /// Every futex call hooked (--futex-calls): calls, EAGAINs and wake calls counted, at
-    /// a cost per call.
-    Calls,
-    /// Not measured at all (--no-futex).
-    Off,
-}
-
-impl Config {
-    /// The futex hooks loaded and attached at start.
-    pub fn futex_hooks(&self) -> FutexHooks {
-        match self.futex {
-            FutexChoice::Off => FutexHooks::Off,
-            FutexChoice::Calls => FutexHooks::Calls,
-            _ if self.pids.is_some() || self.comm.is_some() => FutexHooks::Calls,
-            FutexChoice::Sleeps | FutexChoice::OnDemand => FutexHooks::Sleeps,
-        }
-    }
-
-    /// Whether the per-call programs are loaded beside the scheduler ones.
-    pub fn futex_on_demand(&self) -> bool {
-        self.futex == FutexChoice::OnDemand
-    }
-}
 
 pub struct Collector {
     sched: Option<SchedCollector>,
@@ -496,130 +443,4 @@ impl Collector {
         }
         f64::from(s.stat.procs_running.saturating_sub(1)) / ncpus
     }
-}
-
-/// Make the calling thread SCHED_FIFO 1 so a saturated machine cannot starve the
-/// collector (top, at nice 0, is starved exactly when it matters). Needs root.
-pub fn raise_priority() -> Result<(), String> {
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: plain syscall on the current thread with a valid param.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error().to_string())
-    }
-}
-
-/// Calls the UI's wake-up after each Sample, and once more when the thread ends.
-struct WakeOnExit(Option<Box<dyn Fn() + Send>>);
-
-impl WakeOnExit {
-    fn wake(&self) {
-        if let Some(n) = &self.0 {
-            n();
-        }
-    }
-}
-
-impl Drop for WakeOnExit {
-    fn drop(&mut self) {
-        self.wake();
-    }
-}
-
-/// What the UI thread may ask of the collector thread (the UI never touches the kernel).
-#[derive(Debug, Clone)]
-pub enum Request {
-    /// Watch only these processes from the next tick on (None: everything).
-    SetFilter(Option<FilterSpec>),
-    /// Start sampling stacks (the profile view opened), at 99 Hz unless already on.
-    StartProfile,
-    /// Hook every futex call (true: the futex view opened) or count only the waits that
-    /// slept again (false: it closed). Nothing unless loaded for it (futex_on_demand).
-    FutexCalls(bool),
-    /// Switch between on-CPU and off-CPU stacks (`o`), of these processes (None: the
-    /// filter's).
-    ProfileMode {
-        off_cpu: bool,
-        pids: Option<Vec<u32>>,
-    },
-}
-
-/// Run the collector on its own thread: a first Sample at once, then one per interval,
-/// each sent over the bounded channel. Stops when `stop` is set or the receiver is gone.
-pub fn spawn(
-    collector: Collector,
-    interval: Duration,
-    rt: bool,
-    tx: SyncSender<Sample>,
-    stop: Stop,
-) -> JoinHandle<()> {
-    spawn_with_requests(collector, interval, rt, tx, stop, None, None)
-}
-
-/// `spawn`, also taking Requests from the UI between ticks (applied as they arrive;
-/// the UI dropping its sender ends the thread at once), and calling `notify` after each
-/// Sample is sent so that the UI can sleep until then. Between ticks the thread sleeps
-/// until the next one is due: a stop wakes it (without requests, through `stop`; with
-/// them, the UI drops its sender when it stops), so it wakes once per interval.
-pub fn spawn_with_requests(
-    mut collector: Collector,
-    interval: Duration,
-    rt: bool,
-    tx: SyncSender<Sample>,
-    stop: Stop,
-    requests: Option<Receiver<Request>>,
-    notify: Option<Box<dyn Fn() + Send>>,
-) -> JoinHandle<()> {
-    std::thread::Builder::new()
-        .name("ttop-collect".into())
-        .spawn(move || {
-            // Also on the way out, a panic included: a UI sleeping until the next Sample
-            // must learn that none will come.
-            let notify = WakeOnExit(notify);
-            if rt {
-                let _ = raise_priority();
-            }
-            collector.set_interval(interval);
-            let mut next = Instant::now();
-            'ticks: while !stop.is_set() {
-                let s = collector.sample();
-                if tx.send(s).is_err() {
-                    break;
-                }
-                notify.wake();
-                next += interval;
-                let now = Instant::now();
-                if next < now {
-                    // We fell behind (a starved machine): start afresh rather than burst.
-                    next = now + interval;
-                }
-                while !stop.is_set() {
-                    let now = Instant::now();
-                    if now >= next {
-                        break;
-                    }
-                    let left = next - now;
-                    match &requests {
-                        Some(rx) => match rx.recv_timeout(left) {
-                            Ok(Request::SetFilter(f)) => collector.set_filter(f),
-                            Ok(Request::StartProfile) => collector.start_profile(99),
-                            Ok(Request::FutexCalls(on)) => collector.set_futex_calls(on),
-                            Ok(Request::ProfileMode { off_cpu, pids }) => {
-                                collector.set_profile_mode(off_cpu, pids)
-                            }
-                            Err(RecvTimeoutError::Timeout) => {}
-                            Err(RecvTimeoutError::Disconnected) => break 'ticks,
-                        },
-                        None => {
-                            stop.wait(left);
-                        }
-                    }
-                }
-            }
-            // Dropping the collector would wait ~0.6 s for the kernel: let a child do it.
-            crate::collect::bpf::detach::detach_in_background();
-        })
-        .expect("spawn the collector thread")
 }

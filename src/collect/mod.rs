@@ -7,6 +7,7 @@
 
 pub mod bpf;
 pub mod collector;
+pub mod config;
 pub mod contention;
 pub mod filter;
 pub mod irq;
@@ -15,5 +16,8 @@ pub mod procfs;
 pub mod profile;
 pub mod sched;
 pub mod stacks;
+pub mod thread;
 
-pub use collector::{Collector, Config, FutexChoice};
+pub use collector::{Collector, system_info};
+pub use config::{Config, FutexChoice};
+pub use thread::{Request, raise_priority, spawn, spawn_with_requests};

@@ -14,7 +14,7 @@ use super::continuous::Rotating;
 use super::rotate::Retention;
 use super::writer::{Writer, header_for};
 use crate::cli::{RecordArgs, Settings};
-use crate::collect::{Collector, collector};
+use crate::collect::Collector;
 use crate::model::{Sample, derive};
 use crate::serve::{Exporter, http};
 
@@ -87,7 +87,7 @@ impl Sink {
 pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
     let cfg = settings.cfg.clone();
     let pids = cfg.pids.clone();
-    let sys = collector::system_info();
+    let sys = crate::collect::system_info();
     let mut sink = match (&args.output, &args.dir) {
         (Some(path), _) => Sink::File(Writer::create(
             path,
@@ -122,7 +122,7 @@ pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
         eprintln!("ttop: {p}");
     }
     let (tx, rx) = sync_channel::<Sample>(4);
-    let handle = collector::spawn(c, settings.delay, settings.rt, tx, stop.clone());
+    let handle = crate::collect::spawn(c, settings.delay, settings.rt, tx, stop.clone());
     // SAFETY: isatty only inspects the descriptor.
     let tty = unsafe { libc::isatty(libc::STDERR_FILENO) } == 1;
     let t0 = Instant::now();

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 
 use crate::cli::{ServeArgs, Settings};
-use crate::collect::{Collector, collector};
+use crate::collect::Collector;
 use crate::model::{Frame, Sample, derive};
 
 /// The text of the latest Frame, shared between the collecting loop and the server.
@@ -54,13 +54,13 @@ pub fn serve(settings: &Settings, args: &ServeArgs) -> Result<()> {
     let server = http::Server::bind(&args.listen, exporter.clone())?;
     eprintln!("ttop: serving http://{}/metrics", server.addr());
     let _server = server.spawn();
-    let sys = collector::system_info();
+    let sys = crate::collect::system_info();
     let c = Collector::new(&settings.cfg);
     for p in &c.mode().problems {
         eprintln!("ttop: {p}");
     }
     let (tx, rx) = sync_channel::<Sample>(4);
-    let handle = collector::spawn(c, settings.delay, settings.rt, tx, stop.clone());
+    let handle = crate::collect::spawn(c, settings.delay, settings.rt, tx, stop.clone());
     let mut prev: Option<Sample> = None;
     while let Ok(s) = rx.recv() {
         if let Some(p) = prev.as_ref() {
