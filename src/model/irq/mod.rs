@@ -1,0 +1,11 @@
+//! Inter-processor interrupts and TLB shootdowns: what the irq collector samples
+//! (`sample`), the kernel's /proc/interrupts reference, and their per-interval Frame form
+//! (`frame`).
+
+mod fixtures;
+mod frame;
+mod sample;
+
+pub use fixtures::*;
+pub use frame::*;
+pub use sample::*;
