@@ -442,3 +442,72 @@ fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
         );
     }
 }
+
+/// One run of an mmap_lock victim that exits while a reader stalls it: ttop's frames,
+/// the victim's pid, and (gone at the frame's scan, name on the row) for each of the
+/// victim's mmap_lock rows.
+fn victim_exits_while_stalled() -> (Vec<Value>, u64, Vec<(bool, String)>) {
+    let (tt, rx) = ttop(10);
+    let mut victim = spawn_workload("mmaplock", &["victim", "2", "2"]);
+    let vpid = pid_of(&mut victim);
+    let mut reader = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "3"]);
+    for w in [&mut victim, &mut reader] {
+        assert!(wait_timeout(w, Duration::from_secs(30)), "a workload hung");
+    }
+    let frames = rest(tt, rx);
+    let mut seen = Vec::new();
+    for fr in &frames {
+        let gone = fr["procs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["pid"] == vpid && p["gone"] == true);
+        for r in fr["mmap_lock"].as_array().unwrap() {
+            if r["victim_pid"] == vpid {
+                seen.push((gone, r["victim_comm"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    eprintln!("victim {vpid} rows (gone at the scan, name): {seen:?}");
+    (frames, vpid, seen)
+}
+
+/// Seed 002's victim exits while the reader still stalls it: in the interval it exits
+/// in it is gone from the scan, and its mmap_lock rows and the stall finding must still
+/// name it (they read "(PID)'s threads waited" before). The reader outlasts the victim;
+/// the victim's last stall may come just before the scan it is gone at (no row then):
+/// up to three runs, each retry said.
+#[test]
+fn an_mmap_lock_victim_that_exits_is_still_named() {
+    if !require_root("an_mmap_lock_victim_that_exits_is_still_named") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut run = 1;
+    let (frames, vpid, seen) = loop {
+        let r = victim_exits_while_stalled();
+        if r.2.iter().any(|(gone, _)| *gone) || run == 3 {
+            break r;
+        }
+        eprintln!("run {run}: no row in the interval the victim exited in; once more");
+        run += 1;
+    };
+    assert!(
+        seen.iter().any(|(gone, _)| *gone),
+        "no mmap_lock row in the interval the victim exited in, in {run} runs: the \
+         experiment did not reproduce"
+    );
+    for (gone, name) in &seen {
+        assert_eq!(
+            name, "mmaplock",
+            "a victim row (gone: {gone}) named {name:?}"
+        );
+    }
+    for (_, f) in fired(&frames, "mmap_lock_stall", vpid) {
+        let s = f["summary"].as_str().unwrap();
+        assert!(
+            s.contains(&format!("mmaplock({vpid})")),
+            "the stall finding does not name the victim: {s}"
+        );
+    }
+}
