@@ -47,9 +47,11 @@ pub const HOT_LOCK_WAITS_PER_S: f64 = 100.0;
 /// between: a handoff between one waiter and one waker has almost none).
 pub const HOT_LOCK_WAIT_SHARE: f64 = 1.0;
 pub const HOT_LOCK_EAGAIN_PER_WAIT: f64 = 1.0;
-/// ...or this many threads slept on it within the interval, in a process that works
-/// (at least STORM_MAX_CPU_PCT of CPU: below it, parked threads woken for nothing are
-/// seed 003's idle storm, not a lock). A queue of short waits, or one whose holder waits
+/// ...or this many threads slept on it within the interval, in a process that wants CPU
+/// (its threads runnable, on a CPU or waiting for one, at least STORM_MAX_CPU_PCT of a
+/// thread on average: below it, parked threads woken for nothing are seed 003's idle
+/// storm, not a lock; runnable, not CPU, as a storm starved of CPU by a busy machine got
+/// 6% of one and still made 990 waits/s). A queue of short waits, or one whose holder waits
 /// for a CPU between them, sleeps less than a thread's worth in all: 4 threads storming
 /// one mutex on 2 CPUs made 1,000-10,000 waits/s with 0.7-0.8 threads asleep (and
 /// EAGAINs are not counted without the per-call hooks). A handoff between one waiter
@@ -327,8 +329,8 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             .procs
             .iter()
             .find(|p| p.pid == w.pid)
-            .and_then(|p| p.cpu_pct_true)
-            .is_some_and(|c| c >= STORM_MAX_CPU_PCT);
+            .and_then(|p| p.runnable_avg.get())
+            .is_some_and(|r| r * 100.0 >= STORM_MAX_CPU_PCT);
         let queue = share > HOT_LOCK_WAIT_SHARE
             || (waiters >= HOT_LOCK_MIN_WAITERS && works)
             || w.eagain

@@ -162,12 +162,12 @@ fn hot_lock_edges() {
     };
     // Several threads queue on it, with short waits or a starved holder: fewer than one
     // asleep (a 4-thread storm on 2 CPUs: 0.7-0.8), no retries counted: hot all the same,
-    // in a process that works; in an idle one, threads parked and woken for nothing
-    // (seed 003) are not a lock.
+    // in a process that wants CPU (runnable, percent of a thread); in an idle one,
+    // threads parked and woken for nothing (seed 003) are not a lock.
     let busy = |w: FutexFrame, cpu: f64| {
         let mut fr = frame();
         let mut p = proc_(9);
-        p.cpu_pct_true = Some(cpu);
+        p.runnable_avg = Opt::some(cpu / 100.0);
         fr.procs.push(p);
         fr.contention.futexes.push(w);
         fr
