@@ -539,8 +539,23 @@ pub fn derive_contention(
             ..Default::default()
         };
     }
+    // A process is named as the scan saw it, or, gone at the scan (it exited during the
+    // interval), as its row is: from the kernel at its exit or the previous scan.
     let comms = KeyMap::new(scan.iter().map(|p| (p.pid, &*p.comm)));
-    let comm = |pid: u32| comms.get(pid).map(|s| s.to_string()).unwrap_or_default();
+    let gone = KeyMap::new(
+        procs
+            .iter()
+            .filter(|p| p.gone && !p.comm.is_empty())
+            .map(|p| (p.pid, p.comm.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    let comm = |pid: u32| {
+        comms
+            .get(pid)
+            .map(|s| s.to_string())
+            .or_else(|| gone.get(pid).cloned())
+            .unwrap_or_default()
+    };
     let by_tgid = |v: &[FutexProcSample]| {
         KeyMap::new(
             v.iter()

@@ -306,3 +306,36 @@ fn unstored_stacks_are_counted_apart_from_lost_events() {
     assert_eq!(f.drops, 2);
     assert!(kinds(&f).contains(&"lost_data"));
 }
+
+/// A victim that exits during the interval is gone from the scan: its mmap_lock rows
+/// and the stall finding name it from what was known during the interval (its row of
+/// the frame, named from the kernel at its exit or the previous scan), not "(4242)".
+#[test]
+fn an_exited_victim_keeps_its_name() {
+    let sys = fixtures::system();
+    let mut prev = fixtures::incident(9, true);
+    prev.contention = Some(fixture(9));
+    let mut cur = fixtures::incident(10, true);
+    cur.contention = Some(fixture(10));
+    cur.procs.retain(|p| p.pid != 4242);
+    let f = derive(&sys, Some(&prev), &cur);
+    let rows: Vec<_> = f
+        .contention
+        .mmap_lock
+        .iter()
+        .filter(|m| m.victim_pid == 4242)
+        .collect();
+    assert!(!rows.is_empty());
+    for m in rows {
+        assert_eq!(m.victim_comm, "tiflash", "{m:?}");
+    }
+    let stall = crate::model::findings_rules::observe(&f)
+        .into_iter()
+        .find(|x| x.kind == "mmap_lock_stall")
+        .expect("the stall is still seen");
+    assert!(
+        stall.summary.starts_with("tiflash(4242)'s threads"),
+        "{}",
+        stall.summary
+    );
+}

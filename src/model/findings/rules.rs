@@ -45,6 +45,16 @@ pub const HOT_LOCK_WAITS_PER_S: f64 = 100.0;
 /// between: a handoff between one waiter and one waker has almost none).
 pub const HOT_LOCK_WAIT_SHARE: f64 = 1.0;
 pub const HOT_LOCK_EAGAIN_PER_WAIT: f64 = 1.0;
+/// ...or this many threads slept on it within the interval, in a process that wants CPU
+/// (its threads runnable, on a CPU or waiting for one, at least STORM_MAX_CPU_PCT of a
+/// thread on average: below it, parked threads woken for nothing are seed 003's idle
+/// storm, not a lock; runnable, not CPU, as a storm starved of CPU by a busy machine got
+/// 6% of one and still made 990 waits/s). A queue of short waits, or one whose holder waits
+/// for a CPU between them, sleeps less than a thread's worth in all: 4 threads storming
+/// one mutex on 2 CPUs made 1,000-10,000 waits/s with 0.7-0.8 threads asleep (and
+/// EAGAINs are not counted without the per-call hooks). A handoff between one waiter
+/// and one waker (a ticker, a pthread_join) has one.
+pub const HOT_LOCK_MIN_WAITERS: u32 = 2;
 /// ...the waits are ended by wakes on the word (woken >= half the waits), not by
 /// timeouts: a timed wait that expires has nobody waking it.
 pub const HOT_LOCK_WOKEN_SHARE: f64 = 0.5;
@@ -304,8 +314,16 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
         let share = w.total_wait_ms / 1e3 / secs;
         let avg_ms = w.avg_wait_us / 1e3;
         // EAGAINs are counted only when every futex call is hooked (--futex-calls);
-        // otherwise the wait share alone tells a queue.
+        // otherwise the wait share and the waiters tell a queue.
+        let waiters = w.waiters.unwrap_or(0);
+        let works = fr
+            .procs
+            .iter()
+            .find(|p| p.pid == w.pid)
+            .and_then(|p| p.runnable_avg.get())
+            .is_some_and(|r| r * 100.0 >= STORM_MAX_CPU_PCT);
         let queue = share > HOT_LOCK_WAIT_SHARE
+            || (waiters >= HOT_LOCK_MIN_WAITERS && works)
             || w.eagain
                 .is_some_and(|e| e as f64 >= HOT_LOCK_EAGAIN_PER_WAIT * w.contended as f64);
         if rate < HOT_LOCK_WAITS_PER_S
@@ -330,11 +348,16 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             pids: vec![w.pid],
             addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
             summary: format!(
-                "futex {:x} in {}({}){at}: {rate:.0} waits/s, {retries}{share:.1} threads \
+                "futex {:x} in {}({}){at}: {rate:.0} waits/s{by}, {retries}{share:.1} threads \
                  asleep on it: shorten the critical section or shard the lock",
                 w.uaddr,
                 w.comm,
                 w.pid,
+                by = if waiters >= HOT_LOCK_MIN_WAITERS {
+                    format!(" by {waiters} threads")
+                } else {
+                    String::new()
+                },
                 retries = w
                     .eagain
                     .map(|e| format!("{:.0} retries/s, ", e as f64 / secs))
@@ -348,6 +371,7 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                     ("max_wait_us", w.max_wait_us),
                     ("woken_per_s", w.woken as f64 / secs),
                     ("waiters_avg", share),
+                    ("waiters", f64::from(waiters)),
                 ]);
                 if let Some(e) = w.eagain {
                     f.extend(fig(&[("eagain_per_s", e as f64 / secs)]));

@@ -155,6 +155,54 @@ fn hot_lock_edges() {
     );
     // One waiter at a time, handed work by one waker: share 1.0, no retries.
     assert!(hot(word(1000, 1000, 0, 1000.0)).is_empty(), "a handoff");
+    let by = |waiters: u32, w: FutexFrame| FutexFrame {
+        waiters: Some(waiters),
+        eagain: None,
+        ..w
+    };
+    // Several threads queue on it, with short waits or a starved holder: fewer than one
+    // asleep (a 4-thread storm on 2 CPUs: 0.7-0.8), no retries counted: hot all the same,
+    // in a process that wants CPU (runnable, percent of a thread); in an idle one,
+    // threads parked and woken for nothing (seed 003) are not a lock.
+    let busy = |w: FutexFrame, cpu: f64| {
+        let mut fr = frame();
+        let mut p = proc_(9);
+        p.runnable_avg = Opt::some(cpu / 100.0);
+        fr.procs.push(p);
+        fr.contention.futexes.push(w);
+        fr
+    };
+    let hot_in = |w: FutexFrame, cpu: f64| kinds(&busy(w, cpu));
+    let storm = by(HOT_LOCK_MIN_WAITERS, word(1500, 1490, 0, 750.0));
+    let f = observe(&busy(storm.clone(), STORM_MAX_CPU_PCT));
+    assert_eq!(f[0].kind, "hot_lock");
+    assert!(
+        f[0].summary.contains("1500 waits/s by 2 threads"),
+        "{}",
+        f[0].summary
+    );
+    assert_eq!(f[0].figures["waiters"], 2.0);
+    assert!(
+        hot_in(storm.clone(), STORM_MAX_CPU_PCT - 0.1).is_empty(),
+        "an idle process"
+    );
+    assert!(
+        hot_in(by(1, word(1000, 1000, 0, 1000.0)), 150.0).is_empty(),
+        "one waiter"
+    );
+    // ...but still not on few waits, timed waits nobody wakes, or long sleeps.
+    assert!(
+        hot_in(by(4, word(n - 1, n, 0, 30.0)), 150.0).is_empty(),
+        "too few waits"
+    );
+    assert!(
+        hot_in(by(4, word(200, 99, 0, 30.0)), 150.0).is_empty(),
+        "timeouts"
+    );
+    assert!(
+        hot_in(by(4, word(200, 200, 0, avg_edge + 1.0)), 150.0).is_empty(),
+        "long sleeps"
+    );
 }
 
 #[test]
