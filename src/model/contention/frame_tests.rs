@@ -329,7 +329,7 @@ fn an_exited_victim_keeps_its_name() {
     for m in rows {
         assert_eq!(m.victim_comm, "tiflash", "{m:?}");
     }
-    let stall = crate::model::findings_rules::observe(&f)
+    let stall = crate::model::findings::rules::observe(&f)
         .into_iter()
         .find(|x| x.kind == "mmap_lock_stall")
         .expect("the stall is still seen");

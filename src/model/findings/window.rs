@@ -1,6 +1,6 @@
 //! Findings: the seeds' patterns named when they happen, with the figures that triggered
 //! them. Pure: `findings(recent frames)` looks at each frame on its own (`observe`, in
-//! `findings_rules`) and then at the window (`judge`): a candidate must hold for a few
+//! `findings::rules`) and then at the window (`judge`): a candidate must hold for a few
 //! intervals before it shows, and stays listed, marked past, for a few after it ends.
 //! Live, `--json` and replay all run the same `Window` over the same frames, so a replay
 //! shows the same findings at the same moments.
