@@ -490,12 +490,17 @@ fn mmap_lock_stall_and_sched_stall_on_a_throttled_environ_reader() {
 /// victim's mmap_lock rows.
 fn victim_exits_while_stalled() -> (Vec<Value>, u64, Vec<(bool, String)>) {
     let (tt, rx) = ttop(10);
-    let mut victim = spawn_workload("mmaplock", &["victim", "2", "2"]);
+    let mut victim = spawn_workload("mmaplock", &["victim", "2", "2", "exit-on-stall"]);
     let vpid = pid_of(&mut victim);
-    let mut reader = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "3"]);
+    let mut reader = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "6"]);
     for w in [&mut victim, &mut reader] {
         assert!(wait_timeout(w, Duration::from_secs(30)), "a workload hung");
     }
+    assert_eq!(
+        victim.wait().unwrap().code(),
+        Some(0),
+        "the victim saw no stall after its 2 s (status 3)"
+    );
     let frames = rest(tt, rx);
     let mut seen = Vec::new();
     for fr in &frames {
@@ -516,28 +521,19 @@ fn victim_exits_while_stalled() -> (Vec<Value>, u64, Vec<(bool, String)>) {
 
 /// Seed 002's victim exits while the reader still stalls it: in the interval it exits
 /// in it is gone from the scan, and its mmap_lock rows and the stall finding must still
-/// name it (they read "(PID)'s threads waited" before). The reader outlasts the victim;
-/// the victim's last stall may come just before the scan it is gone at (no row then):
-/// up to three runs, each retry said.
+/// name it (they read "(PID)'s threads waited" before). The reader outlasts the victim,
+/// and the victim exits right after a call that waited over 10 ms, so the interval it
+/// exits in holds a wait of its.
 #[test]
 fn an_mmap_lock_victim_that_exits_is_still_named() {
     if !require_root("an_mmap_lock_victim_that_exits_is_still_named") {
         return;
     }
     let _g = kernel_lock();
-    let mut run = 1;
-    let (frames, vpid, seen) = loop {
-        let r = victim_exits_while_stalled();
-        if r.2.iter().any(|(gone, _)| *gone) || run == 3 {
-            break r;
-        }
-        eprintln!("run {run}: no row in the interval the victim exited in; once more");
-        run += 1;
-    };
+    let (frames, vpid, seen) = victim_exits_while_stalled();
     assert!(
         seen.iter().any(|(gone, _)| *gone),
-        "no mmap_lock row in the interval the victim exited in, in {run} runs: the \
-         experiment did not reproduce"
+        "no mmap_lock row in the interval the victim exited in"
     );
     for (gone, name) in &seen {
         assert_eq!(

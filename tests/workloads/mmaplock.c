@@ -13,6 +13,10 @@
 //       whose tid is the same modulo 8192 (ttop keeps a thread's mmap_lock operation in
 //       the slot tid % 8192 and moves a second thread with one in flight to a hash); the
 //       partners run the same loop. Prints pairs= at the end.
+//     exit-on-stall: after SECS, the process exits (status 0, no summary line) right
+//       after the first call of a worker that took over 10 ms (a wait behind the
+//       preempted reader), so the interval it exits in holds an mmap_lock wait of its;
+//       status 3 if none came within 10 s more.
 //     hop: a mover thread switches every worker between CPUs every 200 us, so threads
 //       are moved while they wait for or hold the lock (a sleeping waiter wakes up on
 //       the other CPU).
@@ -41,7 +45,11 @@ static long now_ns(void) {
     return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+static int exit_on_stall;
+static volatile int finishing;
+
 static void account(long d) {
+    if (exit_on_stall && finishing && d > 10000000) _exit(0);
     atomic_fetch_add(&calls, 1);
     atomic_fetch_add(&sys_ns, d);
     if (d > 1000000) {
@@ -146,6 +154,7 @@ int main(int argc, char **argv) {
         for (int i = 4; i < argc; i++) {
             collide |= !strcmp(argv[i], "collide");
             hop |= !strcmp(argv[i], "hop");
+            exit_on_stall |= !strcmp(argv[i], "exit-on-stall");
         }
         printf("pid=%d\n", getpid());
         fflush(stdout);
@@ -166,6 +175,11 @@ int main(int argc, char **argv) {
         atomic_store(&go, 1);
         if (hop) pthread_create(&m, NULL, mover, NULL);
         sleep_secs(secs);
+        if (exit_on_stall) {
+            finishing = 1;
+            sleep_secs(10);
+            return 3;
+        }
         stop = 1;
         if (hop) pthread_join(m, NULL);
         for (int i = 0; i < n + pairs; i++) pthread_join(t[i], NULL);
