@@ -13,6 +13,7 @@ pub mod screen;
 pub mod sort;
 pub mod state;
 pub mod term_input;
+pub mod view;
 
 pub use keymap::Action;
 pub use state::{App, View};

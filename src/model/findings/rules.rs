@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::findings::evidence::stack_cache_evidence;
-use crate::model::findings::{Finding, Severity, fig};
+use crate::model::findings::{Finding, FindingView, Severity, fig};
 use crate::model::frame::Frame;
 
 /// thread_churn: threads created per second by one process. A thread pool creates none
@@ -191,7 +191,7 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             summary: head + ": reuse threads (a pool) instead of creating one per task",
             evidence,
             figures,
-            view: "main",
+            view: FindingView::Main,
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
@@ -248,7 +248,7 @@ fn scan_undercount(fr: &Frame, out: &mut Vec<Finding>) {
             r.scan_running
         ),
         figures,
-        view: "main",
+        view: FindingView::Main,
         key: 0,
         ..Default::default()
     });
@@ -294,7 +294,7 @@ fn cpu_saturation(fr: &Frame, out: &mut Vec<Finding>) {
                 w.first().map_or(0.0, |&(_, ms)| ms / secs),
             ),
         ]),
-        view: "main",
+        view: FindingView::Main,
         key: 0,
         ..Default::default()
     });
@@ -356,7 +356,7 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                 }
                 f
             },
-            view: "futexes",
+            view: FindingView::Futexes,
             key: key(&[u64::from(w.pid), w.uaddr]),
             ..Default::default()
         });
@@ -405,7 +405,7 @@ fn idle_futex_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                     p.futex_wait_ms.get().unwrap_or(0.0) / secs,
                 ),
             ]),
-            view: "futexes",
+            view: FindingView::Futexes,
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
@@ -455,7 +455,7 @@ fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
                 ("waiters", f64::from(m.waiters)),
                 ("hold_ms", m.hold_ms),
             ]),
-            view: "locks",
+            view: FindingView::Locks,
             key: key(&[u64::from(m.victim_pid), u64::from(m.holder_pid)]),
             ..Default::default()
         });
@@ -491,7 +491,7 @@ fn sched_stall(fr: &Frame, out: &mut Vec<Finding>) {
                 cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default()
             ),
             figures: fig(&[("max_wait_ms", ms), ("p99_us", t.p99_us), ("at", t.max_at)]),
-            view: "latency",
+            view: FindingView::Latency,
             key: key(&[u64::from(t.pid)]),
             ..Default::default()
         });
@@ -559,7 +559,7 @@ fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                     p.tlb_ipis_caused.get().unwrap_or(0) as f64 / secs,
                 ),
             ]),
-            view: "ipi",
+            view: FindingView::Ipi,
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
@@ -601,7 +601,7 @@ fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
             ("lat_stale", fr.drops_by_map.lat_stale as f64),
             ("map_drops", maps as f64),
         ]),
-        view: "main",
+        view: FindingView::Main,
         key: 0,
         ..Default::default()
     });
