@@ -72,7 +72,7 @@ pub struct App {
     /// has): shown in the banner under the frame's own problems.
     pub notes: Vec<String>,
     /// Replaying a recording: what the time bar shows (None when live).
-    pub replay: Option<crate::record::player::ReplayBar>,
+    pub replay: Option<super::player::ReplayBar>,
     /// The record key was pressed (the live loop starts or stops the recorder).
     pub toggle_record: bool,
     /// Ctrl-Z was pressed: the event loop suspends ttop (see `screen::suspend`).
