@@ -8,9 +8,9 @@ use common::screen::screen_text as screen;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ttop::app::player::{Player, Speed};
 use ttop::app::{Action, App};
 use ttop::model::fixtures;
-use ttop::record::player::{Player, Speed};
 use ttop::record::writer::header_for;
 use ttop::record::{Reader, Writer};
 

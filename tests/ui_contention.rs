@@ -226,7 +226,7 @@ fn the_evidence_key_opens_the_marked_findings_view() {
     let fr = app.frame.clone().unwrap();
     for f in fr.findings.iter().take(3) {
         app.handle(Action::Evidence);
-        assert_eq!(app.view, ttop::ui::findings::view_of(f), "{}", f.kind);
+        assert_eq!(app.view, ttop::app::View::from(f.view), "{}", f.kind);
     }
 }
 

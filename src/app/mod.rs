@@ -5,6 +5,7 @@
 pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;
+pub mod player;
 pub mod profile_view;
 pub mod replay;
 pub mod replay_keys;
@@ -13,6 +14,7 @@ pub mod screen;
 pub mod sort;
 pub mod state;
 pub mod term_input;
+pub mod view;
 
 pub use keymap::Action;
 pub use state::{App, View};

@@ -8,12 +8,12 @@ use anyhow::anyhow;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 
 use super::App;
+use super::player::Player;
 use super::replay_keys::{ReplayAction, replay_action_for};
 use super::state::edit_prompt;
 use super::term_input::{Input, TermInput};
 use crate::cli::{Cli, ReplayArgs};
 use crate::record::Series;
-use crate::record::player::Player;
 
 /// The player, the App it feeds, and the "go to" prompt.
 struct Session {

@@ -1,5 +1,7 @@
-//! Recording and replay. A recording stores Samples (never Frames or screens), so a
-//! replay derives its Frames with the same `derive` as the live screen did.
+//! Recording files: writing, reading, indexing and rotating them. A recording stores
+//! Samples (never Frames or screens), so a replay derives its Frames with the same
+//! `derive` as the live screen did; playing one back (position, speed, go-to) is the
+//! app's `player`, which reads through `Series`.
 //!
 //! Layout (details in `format`): a versioned file header with the recorded machine's
 //! SystemInfo, then one checksummed, length-prefixed record per Sample, each handed to
@@ -14,8 +16,6 @@ pub mod format;
 pub mod headless;
 pub mod index;
 pub mod live;
-pub mod marks;
-pub mod player;
 pub mod reader;
 pub mod rotate;
 pub mod series;

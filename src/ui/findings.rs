@@ -11,17 +11,6 @@ use crate::app::View;
 use crate::model::Frame;
 use crate::model::findings::{Finding, KINDS, Severity};
 
-/// The view a finding's `view` names.
-pub fn view_of(f: &Finding) -> View {
-    match f.view {
-        "futexes" => View::Futexes,
-        "locks" => View::Locks,
-        "ipi" => View::Ipi,
-        "latency" => View::Latency,
-        _ => View::Main,
-    }
-}
-
 /// The number key of a view (its place in View::ALL).
 fn key_of(v: View) -> usize {
     View::ALL.iter().position(|x| *x == v).unwrap_or(0) + 1
@@ -82,7 +71,7 @@ fn lines_of(fr: &Frame, f: &Finding, marked: bool, more: &str, th: &Theme) -> Ve
         Span::styled(
             format!(
                 "{mark}{more}[{}] {} {} {when}: ",
-                key_of(view_of(f)),
+                key_of(View::from(f.view)),
                 f.severity.label(),
                 f.kind
             ),

@@ -9,9 +9,9 @@ use ratatui::widgets::Paragraph;
 
 use super::fmt;
 use super::theme::Theme;
+use crate::app::player::ReplayBar;
+use crate::app::player::marks::level;
 use crate::model::findings::Severity;
-use crate::record::marks::level;
-use crate::record::player::ReplayBar;
 
 /// "1:02:03" or "2:03".
 /// A time into the recording, to the nearest second (a sample taken 4.9992 s in is

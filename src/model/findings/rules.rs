@@ -4,7 +4,7 @@
 //! silent: it never guesses from the scan.
 
 use crate::model::findings::evidence::stack_cache_evidence;
-use crate::model::findings::{Finding, Severity, fig};
+use crate::model::findings::{Finding, FindingView, Severity, fig};
 use crate::model::frame::Frame;
 
 /// thread_churn: threads created per second by one process. A thread pool creates none
@@ -199,7 +199,7 @@ fn thread_churn(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             summary: head + ": reuse threads (a pool) instead of creating one per task",
             evidence,
             figures,
-            view: "main",
+            view: FindingView::Main,
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
@@ -256,7 +256,7 @@ fn scan_undercount(fr: &Frame, out: &mut Vec<Finding>) {
             r.scan_running
         ),
         figures,
-        view: "main",
+        view: FindingView::Main,
         key: 0,
         ..Default::default()
     });
@@ -302,7 +302,7 @@ fn cpu_saturation(fr: &Frame, out: &mut Vec<Finding>) {
                 w.first().map_or(0.0, |&(_, ms)| ms / secs),
             ),
         ]),
-        view: "main",
+        view: FindingView::Main,
         key: 0,
         ..Default::default()
     });
@@ -378,7 +378,7 @@ fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                 }
                 f
             },
-            view: "futexes",
+            view: FindingView::Futexes,
             key: key(&[u64::from(w.pid), w.uaddr]),
             ..Default::default()
         });
@@ -427,7 +427,7 @@ fn idle_futex_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                     p.futex_wait_ms.get().unwrap_or(0.0) / secs,
                 ),
             ]),
-            view: "futexes",
+            view: FindingView::Futexes,
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
@@ -477,7 +477,7 @@ fn mmap_lock_stall(fr: &Frame, out: &mut Vec<Finding>) {
                 ("waiters", f64::from(m.waiters)),
                 ("hold_ms", m.hold_ms),
             ]),
-            view: "locks",
+            view: FindingView::Locks,
             key: key(&[u64::from(m.victim_pid), u64::from(m.holder_pid)]),
             ..Default::default()
         });
@@ -513,7 +513,7 @@ fn sched_stall(fr: &Frame, out: &mut Vec<Finding>) {
                 cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default()
             ),
             figures: fig(&[("max_wait_ms", ms), ("p99_us", t.p99_us), ("at", t.max_at)]),
-            view: "latency",
+            view: FindingView::Latency,
             key: key(&[u64::from(t.pid)]),
             ..Default::default()
         });
@@ -581,7 +581,7 @@ fn tlb_storm(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
                     p.tlb_ipis_caused.get().unwrap_or(0) as f64 / secs,
                 ),
             ]),
-            view: "ipi",
+            view: FindingView::Ipi,
             key: key(&[u64::from(p.pid)]),
             ..Default::default()
         });
@@ -623,7 +623,7 @@ fn lost_data(fr: &Frame, out: &mut Vec<Finding>) {
             ("lat_stale", fr.drops_by_map.lat_stale as f64),
             ("map_drops", maps as f64),
         ]),
-        view: "main",
+        view: FindingView::Main,
         key: 0,
         ..Default::default()
     });

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
+use crate::model::findings::FindingView;
 pub use crate::model::findings::evidence::Evidence;
 pub use crate::model::findings::rules::observe;
 use crate::model::frame::Frame;
@@ -61,8 +62,8 @@ pub struct Finding {
     pub summary: String,
     /// The figures that triggered it, per second where the name ends in `_per_s`.
     pub figures: BTreeMap<&'static str, f64>,
-    /// The view that shows the evidence: main, futexes, locks, ipi, latency.
-    pub view: &'static str,
+    /// The view that shows the evidence (JSON: main, futexes, locks, ipi, latency).
+    pub view: FindingView,
     #[serde(skip)]
     pub key: u64,
     /// What a rule found in the frame's tables beyond its trigger (a lock the threads

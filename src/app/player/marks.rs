@@ -3,9 +3,9 @@
 //! the same window as live, so a mark is exactly where a replay (and live) showed an
 //! active finding.
 
-use super::series::Series;
 use crate::model::findings::{Severity, Window};
 use crate::model::{Sample, derive};
+use crate::record::Series;
 
 /// A position not judged yet.
 pub const UNKNOWN: u8 = 0;
