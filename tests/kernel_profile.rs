@@ -1,65 +1,27 @@
 //! `ttop profile` (issue 20, on-CPU sampling and export): real samples of real
 //! workloads under real eBPF, compared with what the workload knows it did, with perf
-//! over the same seconds, and with the controls that must not show up. Needs root.
+//! over the same seconds, and with the controls that must not show up; and the profile
+//! that `--profile` carries in live frames and recordings. Off-CPU profiles are checked
+//! in kernel_profile_offcpu.rs. Needs root.
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
+use common::profile::*;
+use common::watch::pid_of;
 use common::*;
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("profile");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn pid_of(w: &mut Child) -> u32 {
-    let mut line = String::new();
-    BufReader::new(w.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    parse_kv(&line)["pid"].parse().unwrap()
-}
 
 /// The CPU time `pid`'s threads have used so far (ns: the kernel's own sums in
 /// /proc/PID/task/*/schedstat; the workload's threads live through the test).
-fn cpu_ns(pid: u32) -> u64 {
+fn cpu_ns(pid: u64) -> u64 {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
         .flatten()
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
-}
-
-/// Run `ttop profile ARGS`; returns (folded lines as (stack, count), stderr).
-fn profile(args: &[&str]) -> (Vec<(String, u64)>, String) {
-    let out = Command::new(ttop_bin())
-        .arg("profile")
-        .args(args)
-        .output()
-        .expect("run ttop profile");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "ttop profile {args:?}: {err}");
-    (parse_folded(&String::from_utf8_lossy(&out.stdout)), err)
-}
-
-fn parse_folded(text: &str) -> Vec<(String, u64)> {
-    text.lines()
-        .map(|l| {
-            let (stack, n) = l
-                .rsplit_once(' ')
-                .unwrap_or_else(|| panic!("no count: {l:?}"));
-            (
-                stack.to_string(),
-                n.parse().unwrap_or_else(|_| panic!("bad count: {l:?}")),
-            )
-        })
-        .collect()
 }
 
 /// Samples per leaf function (the last frame of each stack).
@@ -349,140 +311,6 @@ fn bad_input_is_refused_clearly() {
     assert!(!st.success() && err.contains("no samples"), "{err}");
 }
 
-/// Off-CPU time per (thread, first frame) in seconds, from folded lines whose counts
-/// are microseconds: `offcpu-PID;THREAD;[off-cpu: REASON];...`.
-fn off_cpu_by_thread(lines: &[(String, u64)]) -> BTreeMap<(String, String), f64> {
-    let mut m = BTreeMap::new();
-    for (s, n) in lines {
-        let f: Vec<&str> = s.split(';').collect();
-        *m.entry((f[1].to_string(), f[2].to_string())).or_default() += *n as f64 / 1e6;
-    }
-    m
-}
-
-/// The `offcpu` workload's threads over `window` seconds (see tests/workloads/offcpu.c):
-/// the sleeper asleep 40-60% of it under `sleep`, the waiter ≥ 90% under `futex`, the
-/// reader ≥ 90% under `wait`, the spinner under 5% and only preempted (`runnable`).
-fn assert_known_waits(by: &BTreeMap<(String, String), f64>, window: f64) {
-    let get = |t: &str, r: &str| {
-        by.get(&(t.to_string(), format!("[off-cpu: {r}]")))
-            .copied()
-            .unwrap_or(0.0)
-    };
-    let share = get("sleeper", "sleep") / window;
-    assert!(
-        (0.40..=0.60).contains(&share),
-        "sleeper asleep {share:.3} of the window"
-    );
-    assert!(get("waiter", "futex") / window >= 0.9, "{by:?}");
-    assert!(get("reader", "wait") / window >= 0.9, "{by:?}");
-    let spinner: f64 = by
-        .iter()
-        .filter(|((t, _), _)| t == "spinner")
-        .map(|(_, s)| s)
-        .sum();
-    assert!(
-        spinner / window < 0.05,
-        "the spinner off-CPU {spinner:.3} s"
-    );
-    assert_eq!(
-        get("spinner", "runnable"),
-        spinner,
-        "only preempted: {by:?}"
-    );
-}
-
-/// Off-CPU mode against threads whose waits the workload knows: `sleeper` sleeps 50 ms
-/// and spins 50 ms (half its time off-CPU, under nanosleep, ±10 points), `waiter` and
-/// `reader` wait all the time (in futex and in read); the control, `spinner`, never
-/// leaves the CPU on its own and shows only the odd preemption. No stack ends in ttop's
-/// own BPF program or the tracepoint that ran it.
-#[test]
-fn off_cpu_time_is_where_the_threads_waited() {
-    if !require_root("off_cpu_time_is_where_the_threads_waited") {
-        return;
-    }
-    let _g = kernel_lock();
-    let mut w = spawn_workload("offcpu", &["9"]);
-    let pid = pid_of(&mut w);
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let window = 5.0;
-    let (lines, err) = profile(&["--off-cpu", "-p", &pid.to_string(), "--duration", "5"]);
-    let _ = w.kill();
-    let _ = w.wait();
-    eprintln!("{err}");
-    let by = off_cpu_by_thread(&lines);
-    eprintln!("{by:#?}");
-    assert_known_waits(&by, window);
-    let has = |thread: &str, reason: &str, frames: &[&str]| {
-        lines.iter().any(|(s, n)| {
-            let f: Vec<&str> = s.split(';').collect();
-            f[1] == thread
-                && f[2] == format!("[off-cpu: {reason}]")
-                && *n > 100_000
-                && frames.iter().all(|want| f.iter().any(|x| x.contains(want)))
-        })
-    };
-    assert!(
-        has(
-            "sleeper",
-            "sleep",
-            &["sleeper", "nap", "nanosleep", "do_nanosleep_[k]"]
-        ),
-        "{lines:#?}"
-    );
-    assert!(
-        has(
-            "waiter",
-            "futex",
-            &["waiter", "park", "pthread_cond", "futex_wait"]
-        ),
-        "{lines:#?}"
-    );
-    assert!(
-        has("reader", "wait", &["reader", "drain", "read"]),
-        "{lines:#?}"
-    );
-    for (s, _) in &lines {
-        let leaf = s.rsplit(';').next().unwrap();
-        assert!(
-            !leaf.starts_with("bpf_") && !s.contains("bpf_prog_"),
-            "ttop's own frames: {s}"
-        );
-    }
-}
-
-/// Seed 002 in off-CPU mode: the victim of a throttled /proc/PID/environ reader spends
-/// its off-CPU time blocked on its mmap_lock, and the stack says so: mmap or munmap in
-/// user space, an rwsem slow path in the kernel, under the `blocked` reason.
-#[test]
-fn off_cpu_shows_the_mmap_lock_stall_of_seed_002() {
-    if !require_root("off_cpu_shows_the_mmap_lock_stall_of_seed_002") {
-        return;
-    }
-    let _g = kernel_lock();
-    let mut v = spawn_workload("mmaplock", &["victim", "2", "6"]);
-    let vpid = pid_of(&mut v);
-    let mut rd = spawn_workload("mmaplock", &["reader", &vpid.to_string(), "5"]);
-    let (lines, err) = profile(&["--off-cpu", "-p", &vpid.to_string(), "--duration", "4"]);
-    let _ = rd.wait();
-    let _ = v.wait();
-    eprintln!("{err}");
-    let blocked: f64 = lines
-        .iter()
-        .filter(|(s, _)| {
-            s.contains(";[off-cpu: blocked];")
-                && (s.contains("mmap") || s.contains("munmap"))
-                && s.contains("rwsem_down_")
-        })
-        .map(|(_, n)| *n as f64 / 1e6)
-        .sum();
-    assert!(
-        blocked >= 0.1,
-        "{blocked:.3} s blocked on mmap_lock: {lines:#?}"
-    );
-}
-
 /// `--profile` in the collecting modes: each `--json` frame carries the interval's
 /// stacks of the watched process (the 3:1 burner: 75/25 ±5 over the frames, 99 samples
 /// per second of its one busy thread ±10%), never an unwatched spinner's; the
@@ -580,140 +408,4 @@ fn json_frames_and_recordings_carry_the_profile() {
         assert_eq!(l["profile"], r["profile"], "frame {}", l["seq"]);
         assert_eq!(l, r, "frame {}", l["seq"]);
     }
-}
-
-/// `--profile --off-cpu` on the live collector (what `o` asks for in the profile view):
-/// each `--json` frame's profile says `off_cpu` and holds that interval's microseconds
-/// off the CPU of the watched process. Over 4 intervals the threads wait as the workload
-/// knows (`assert_known_waits`). Without -p or --comm it is refused with a problems line
-/// and the profile stays null.
-#[test]
-fn live_frames_carry_off_cpu_time() {
-    if !require_root("live_frames_carry_off_cpu_time") {
-        return;
-    }
-    let _g = kernel_lock();
-    let mut w = spawn_workload("offcpu", &["9"]);
-    let pid = pid_of(&mut w);
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let live = ttop_spawn(&[
-        "--json",
-        "-n",
-        "5",
-        "-d",
-        "1",
-        "--profile",
-        "--off-cpu",
-        "-p",
-        &pid.to_string(),
-    ])
-    .frames(std::time::Duration::from_secs(40));
-    let refused = ttop_spawn(&["--json", "-n", "2", "-d", "0.5", "--profile", "--off-cpu"])
-        .frames(std::time::Duration::from_secs(30));
-    let _ = w.kill();
-    let _ = w.wait();
-    assert_eq!(live.len(), 5);
-    let mut lines: Vec<(String, u64)> = Vec::new();
-    let mut secs = 0.0;
-    // The first frame's interval began before the probes were attached: skip it.
-    for fr in &live[1..] {
-        let p = &fr["profile"];
-        assert_eq!(p["off_cpu"], true, "{p}");
-        secs += fr["interval_s"].as_f64().unwrap();
-        for s in p["stacks"].as_array().unwrap() {
-            let st = s["stack"].as_str().unwrap();
-            assert!(st.starts_with(&format!("offcpu-{pid};")), "{st}");
-            lines.push((st.to_string(), s["count"].as_u64().unwrap()));
-        }
-        assert_eq!(p["cut_stacks"], 0, "few stacks: all listed ({p})");
-    }
-    let by = off_cpu_by_thread(&lines);
-    eprintln!("{secs:.2} s: {by:#?}");
-    assert_known_waits(&by, secs);
-    for fr in &refused {
-        assert!(fr["profile"].is_null(), "{}", fr["profile"]);
-    }
-    let problems = refused[0]["problems"].to_string();
-    assert!(
-        problems.contains("off-CPU stacks need -p or --comm"),
-        "{problems}"
-    );
-}
-
-/// Seed 000 in off-CPU mode: 120 threads that each create, run and join a short thread.
-/// Their waits on glibc's stack-cache lock come out as futex waits with the seed's own
-/// stack, `pthread_create -> allocate_stack -> get_cached_stack -> __lll_lock_wait_private`,
-/// or the free side in pthread_join, `__nptl_deallocate_stack -> __lll_lock_wait_private`.
-/// The control, the same work done by a pool of the same 120 threads (`creators ... 1`),
-/// has no such stack.
-#[test]
-fn off_cpu_shows_seed_000_stack_cache_waits() {
-    if !require_root("off_cpu_shows_seed_000_stack_cache_waits") {
-        return;
-    }
-    let _g = kernel_lock();
-    let lock_waits = |pool: &str| -> (u64, Vec<(String, u64)>) {
-        let mut w = spawn_workload("creators", &["120", "5", "100", pool]);
-        let pid = pid_of(&mut w);
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        // --rt: under 120 churning threads the draining thread is starved at normal
-        // priority and the ring drops 80,000-180,000 records a window (a window then
-        // holds the seed's stack about 2 times in 3); at SCHED_FIFO 1 it kept up in 5 of 5
-        // runs by hand (no loss, the stack in each).
-        let (lines, err) = profile(&[
-            "--rt",
-            "--off-cpu",
-            "-p",
-            &pid.to_string(),
-            "--duration",
-            "3",
-        ]);
-        let _ = w.kill();
-        let _ = w.wait();
-        eprintln!("pool={pool}: {err}");
-        let us = lines
-            .iter()
-            .filter(|(s, _)| {
-                s.contains("[off-cpu: futex]")
-                    && s.contains("lll_lock_wait_private")
-                    && (s.contains("get_cached_stack") || s.contains("deallocate_stack"))
-            })
-            .map(|(_, n)| n)
-            .sum();
-        (us, lines)
-    };
-    // Which side waits varies, and so does whether a 3 s window holds such a wait at all:
-    // at 100,000+ switches a second the ring buffer drops most waits (the run says how
-    // many), and some windows have no contention on that lock. In one series 3 of 5
-    // windows held it; up to 6 windows are tried. Either side is the seed's lock.
-    let seed_chain = |lines: &[(String, u64)]| {
-        lines.iter().any(|(s, _)| {
-            s.contains(";creator;__pthread_create_2_1;allocate_stack;get_cached_stack;__GI___lll_lock_wait_private;")
-                || s.contains(";creator;__pthread_clockjoin_ex;__GI___nptl_deallocate_stack;__GI___lll_lock_wait_private;")
-        })
-    };
-    let mut tries = 0;
-    let (churn, lines) = loop {
-        tries += 1;
-        let (us, lines) = lock_waits("0");
-        if (us > 0 && seed_chain(&lines)) || tries == 6 {
-            break (us, lines);
-        }
-        // One line per retry, so how often it takes one is seen in the log.
-        eprintln!(
-            "window {tries}: {us} us of stack-cache lock waits, seed chain {}; once more",
-            seed_chain(&lines)
-        );
-    };
-    assert!(
-        churn > 0 && seed_chain(&lines),
-        "no waiter on glibc's stack cache lock under creator() in {tries} windows: {lines:#?}"
-    );
-    eprintln!("found in window {tries}");
-    let (pool, lines) = lock_waits("1");
-    assert_eq!(
-        pool, 0,
-        "the pool control waits on the stack cache: {lines:#?}"
-    );
-    eprintln!("stack-cache lock waits: churn {churn} us, pool {pool} us");
 }

@@ -2,6 +2,7 @@
 //! share to read its futex rows.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -44,6 +45,32 @@ pub fn watch_env(n: usize, env: &[(&str, &str)], mut start: impl FnMut() -> Chil
     frames
 }
 
+/// `watch_env` around the child `start` spawns; returns the frames and the child's pid
+/// (its first line's `pid=`).
+pub fn watch_child(
+    n: usize,
+    env: &[(&str, &str)],
+    mut start: impl FnMut() -> Child,
+) -> (Vec<Value>, u64) {
+    let mut pid = 0;
+    let frames = watch_env(n, env, || {
+        let mut w = start();
+        pid = pid_of(&mut w);
+        w
+    });
+    (frames, pid)
+}
+
+/// Start the program `bin` (a workload built or altered by the test) with its stdout
+/// piped, for `watch_child`.
+pub fn run_piped(bin: &Path, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 pub fn pid_of(w: &mut Child) -> u64 {
     let mut line = String::new();
     BufReader::new(w.stdout.as_mut().unwrap())
@@ -60,6 +87,33 @@ pub fn names(w: &Value) -> Vec<String> {
         .iter()
         .map(|f| f.as_str().unwrap().to_string())
         .collect()
+}
+
+/// The most contended futex row of `pid` over the frames (the mutex).
+pub fn hottest(frames: &[Value], pid: u64) -> Value {
+    frames
+        .iter()
+        .flat_map(|f| f["futexes"].as_array().unwrap())
+        .filter(|w| w["pid"] == pid && w["stack"].as_array().is_some_and(|s| !s.is_empty()))
+        .max_by_key(|w| w["contended"].as_u64().unwrap())
+        .unwrap_or_else(|| panic!("no futex row with a stack for {pid}"))
+        .clone()
+}
+
+/// The chain `want` appears in `stack` in order, each frame right after the one before.
+pub fn has_chain(stack: &[String], want: &[&str]) -> bool {
+    let base = |f: &String| f.split('+').next().unwrap_or("").to_string();
+    stack
+        .windows(want.len())
+        .any(|w| w.iter().zip(want).all(|(f, n)| base(f) == *n))
+}
+
+/// `user_frames.KEY` summed over the frames.
+pub fn user_frames(frames: &[Value], key: &str) -> u64 {
+    frames
+        .iter()
+        .map(|f| f["user_frames"][key].as_u64().unwrap_or(0))
+        .sum()
 }
 
 /// Whether this glibc's debug file (libc6-dbg) is installed; without it a test that

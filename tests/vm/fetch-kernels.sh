@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fetch-kernels.sh: the kernel matrix's kernels (tests/kernel_matrix.rs), Debian's own,
+# fetch-kernels.sh: the kernel matrix's kernels (tests/kernel_matrix/), Debian's own,
 # each with an initramfs that mounts the host's root over virtio-9p (mkinitramfs.sh).
 #
 #   5.10  bullseye's linux-image-5.10.0-N-amd64 (Debian 11; the oldest kernel servers run)

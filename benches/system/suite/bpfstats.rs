@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
 
 /// One program's cumulative counters.
 #[derive(Debug, Clone, Default)]
@@ -130,4 +131,19 @@ pub fn diff(a: &BTreeMap<u32, ProgStat>, b: &BTreeMap<u32, ProgStat>) -> Vec<Pro
         e.recursion_misses += s.recursion_misses.saturating_sub(p.recursion_misses);
     }
     by_name.into_values().collect()
+}
+
+/// Wait until `pid` holds BPF programs and their number stops changing.
+pub fn wait_progs(pid: u32, limit: Duration) -> Vec<u32> {
+    let t0 = Instant::now();
+    let mut last = Vec::new();
+    while t0.elapsed() < limit {
+        let ids = prog_ids_of(pid);
+        if !ids.is_empty() && ids == last {
+            return ids;
+        }
+        last = ids;
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    last
 }

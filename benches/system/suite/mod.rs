@@ -7,15 +7,43 @@
 //!
 //! Run by `cargo bench --bench system` (full) and by tests/bench_smoke.rs (`--quick`).
 
+pub mod bpf_cost;
 pub mod bpfstats;
+pub mod footprint;
+pub mod frame_time;
 pub mod lockcount;
 pub mod micro;
 pub mod procs;
 pub mod profile_cost;
-pub mod run;
+pub mod recording;
+pub mod scale;
+pub mod slowdown;
 pub mod stack_cost;
+pub mod startup;
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The pseudo-terminal the dashboard is measured in.
+pub const COLS: u16 = 160;
+pub const ROWS: u16 = 50;
+pub const TUI_ARGS: &[&str] = &["-d", "1"];
+
+pub fn secs(v: f64) -> Duration {
+    Duration::from_secs_f64(v)
+}
+
+/// A file in this run's scratch directory.
+pub fn tmp(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
+    std::fs::create_dir_all(&d).expect("create the bench tmp dir");
+    d.join(name)
+}
+
+pub fn ncpus() -> f64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+}
 
 /// How long and how often to measure.
 #[derive(Debug, Clone)]
@@ -286,29 +314,29 @@ pub fn run(opts: &Opts) -> Vec<Row> {
     let mut rows = Vec::new();
     // Kernel-free first (fast, and it warms nothing the others depend on).
     if opts.wants(4) {
-        rows.extend(run::derive_render(opts));
+        rows.extend(frame_time::derive_render(opts));
     }
     if opts.wants(5) {
-        rows.extend(run::startup(opts));
+        rows.extend(startup::startup(opts));
     }
     if opts.wants(1) {
-        rows.extend(run::cpu(opts));
+        rows.extend(footprint::cpu(opts));
     }
     if opts.wants(6) {
-        rows.extend(run::rss(opts));
+        rows.extend(footprint::rss(opts));
     }
     if opts.wants(2) {
-        rows.extend(run::bpf_cost(opts));
+        rows.extend(bpf_cost::bpf_cost(opts));
         rows.extend(stack_cost::stack_cost(opts));
     }
     if opts.wants(3) {
-        rows.extend(run::slowdown(opts));
+        rows.extend(slowdown::slowdown(opts));
     }
     if opts.wants(7) {
-        rows.extend(run::recording(opts));
+        rows.extend(recording::recording(opts));
     }
     if opts.wants(8) {
-        rows.extend(run::scale(opts));
+        rows.extend(scale::scale(opts));
     }
     if opts.wants(9) {
         rows.extend(profile_cost::profile_cost(opts));

@@ -343,3 +343,37 @@ pub fn median(v: &[f64]) -> f64 {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
     }
 }
+
+/// A storm items 2 and 3 run under each monitor: a C workload that prints its rate and
+/// its count of units of work.
+pub struct Storm {
+    pub key: &'static str,
+    pub label: String,
+    pub bin: &'static str,
+    pub args: Vec<String>,
+    /// The workload's count of units of work done (a key it prints), and the unit's name.
+    pub units: &'static str,
+    pub unit: &'static str,
+}
+
+/// The thread-churn and mutex storms, each run for `secs_each`.
+pub fn storms(secs_each: f64) -> Vec<Storm> {
+    vec![
+        Storm {
+            key: "churn",
+            label: "thread churn (4 threads at a time, 100 µs of work each)".into(),
+            bin: "bench_churn",
+            args: vec![format!("{secs_each}"), "4".into(), "100".into()],
+            units: "created",
+            unit: "thread",
+        },
+        Storm {
+            key: "mutex",
+            label: "mutex storm (4 threads, one pthread mutex)".into(),
+            bin: "bench_mutex",
+            args: vec!["4".into(), format!("{secs_each}")],
+            units: "ops",
+            unit: "operation",
+        },
+    ]
+}

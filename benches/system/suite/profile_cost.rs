@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::bpfstats;
 use super::procs::{Workload, kv_f64, median, reap_cpu, spawn_quiet, terminate, ttop_bin};
-use super::run::tmp;
-use super::{Opts, Row, pct, rate, say};
+use super::{Opts, Row, pct, rate, say, tmp};
 
 fn perf_bin() -> Option<PathBuf> {
     let ok = Command::new("perf")

@@ -1,0 +1,163 @@
+//! The scheduler's figures: thread creations and exits, the runnable count, and the
+//! thread_churn finding built on them.
+
+use std::time::{Duration, Instant};
+
+use super::super::common::stream::{Stream, f, u};
+use super::super::common::watch::pid_of;
+use super::super::common::*;
+use super::{in_vm, output, rows_of};
+
+/// Every thread a workload creates is counted (the workload's own count, within 1%),
+/// and most of its short-lived threads are ghosts the scan never saw.
+#[test]
+fn thread_creations_match_the_workload() {
+    if !require_root("thread_creations_match_the_workload") {
+        return;
+    }
+    let _g = kernel_lock();
+    let n: u64 = if in_vm() { 600 } else { 2000 };
+    let ttop = Stream::start(&["--json", "-d", "0.5", "-n", "400"]);
+    let w = spawn_workload("churn", &[&n.to_string(), "4", "100"]);
+    let out = output(w);
+    let pid: u64 = out["pid"].parse().unwrap();
+    assert_eq!(out["created"].parse::<u64>().unwrap(), n);
+    let frames = ttop.stop_after(2);
+    let rows = rows_of(&frames, pid);
+    let sum = |k: &str| rows.iter().map(|r| u(&r[k])).sum::<u64>();
+    eprintln!(
+        "churn created {n}: ttop created {} exited {} ghosts {}",
+        sum("threads_created"),
+        sum("threads_exited"),
+        sum("ghost_threads")
+    );
+    // threads_created counts the process's own birth too.
+    assert_within(
+        "threads_created",
+        sum("threads_created") as f64,
+        (n + 1) as f64,
+        0.01,
+    );
+    assert_within(
+        "threads_exited",
+        sum("threads_exited") as f64,
+        (n + 1) as f64,
+        0.01,
+    );
+    assert!(
+        sum("ghost_threads") as f64 >= 0.8 * n as f64,
+        "ghosts {}",
+        sum("ghost_threads")
+    );
+}
+
+/// Three spinners on two CPUs: the time-weighted runnable count agrees with the
+/// kernel's own procs_running sampled at 1 kHz over the same seconds (the frames
+/// whose whole interval lies inside the sampling; within 15%).
+#[test]
+fn runnable_truth_matches_procs_running() {
+    if !require_root("runnable_truth_matches_procs_running") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-d", "0.5", "-n", "400"]);
+    let mut w = spawn_workload("spin", &["3", "6"]);
+    let _pid = pid_of(&mut w);
+    std::thread::sleep(Duration::from_millis(300));
+    let wall = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    // The reader is itself running when it reads: each read counts it once too many.
+    // Between reads it is runnable for a while too (long under QEMU), which ttop
+    // rightly counts: that share, from its own schedstat, is added back.
+    let own = || {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+        let v: Vec<f64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        v[0] + v[1]
+    };
+    let (t0, start, own0) = (Instant::now(), wall(), own());
+    let mut pr = Vec::new();
+    while t0.elapsed() < Duration::from_millis(3000) {
+        if let Some(n) = ttop::collect::procfs::scan::procs_running() {
+            pr.push(f64::from(n) - 1.0);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let end = wall();
+    let self_runnable = (own() - own0) / 1e9 / (end - start);
+    let frames = ttop.stop_after(1);
+    let _ = w.kill();
+    let _ = w.wait();
+    let avgs: Vec<f64> = frames
+        .iter()
+        .filter(|fr| f(&fr["t"]) - f(&fr["interval_s"]) >= start && f(&fr["t"]) <= end)
+        .map(|fr| f(&fr["runnable"]["true_avg"]))
+        .collect();
+    let truth = avgs.iter().sum::<f64>() / avgs.len().max(1) as f64;
+    let reference = pr.iter().sum::<f64>() / pr.len().max(1) as f64 + self_runnable;
+    eprintln!(
+        "true_avg {avgs:?} mean {truth:.2}; procs_running mean {reference:.2} ({} reads, \
+         the reader's own runnable share {self_runnable:.2} included)",
+        pr.len()
+    );
+    assert!(avgs.len() >= 2, "{} frames inside the sampling", avgs.len());
+    // Under QEMU the reader gets a few hundred turns beside the spinners: enough for a
+    // mean good to a few percent.
+    assert!(pr.len() >= 100, "only {} procs_running reads", pr.len());
+    assert!(
+        reference >= 2.5,
+        "the spinners were not running ({reference:.2})"
+    );
+    assert_within("true_avg vs procs_running", truth, reference, 0.15);
+}
+
+/// thread_churn names a process that creates and joins threads all the time, and
+/// not a pool doing the same work on the same number of threads.
+#[test]
+fn thread_churn_fires_on_churn_not_on_a_pool() {
+    if !require_root("thread_churn_fires_on_churn_not_on_a_pool") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-d", "0.5", "-n", "400"]);
+    let secs = if in_vm() { "6" } else { "3" };
+    let mut churn = spawn_workload("bench_churn", &[secs, "4", "100"]);
+    let mut pool = spawn_workload("bench_threads", &["4", secs, "1"]);
+    let (p_churn, p_pool) = (pid_of(&mut churn), pid_of(&mut pool));
+    let _ = output(churn);
+    let _ = output(pool);
+    let frames = ttop.stop_after(1);
+    let about = |pid: u64| {
+        frames
+            .iter()
+            .flat_map(|fr| fr["findings"].as_array().unwrap())
+            .filter(|f| f["active"] == true)
+            .filter(|f| {
+                f["pids"]
+                    .as_array()
+                    .is_some_and(|p| p.iter().any(|p| u(p) == pid))
+            })
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let created: Vec<f64> = rows_of(&frames, p_churn)
+        .iter()
+        .map(|r| f(&r["threads_created"]) / 0.5)
+        .collect();
+    eprintln!(
+        "churn: creations/s per frame {created:?}; findings {:?}",
+        about(p_churn)
+    );
+    assert!(
+        about(p_churn).iter().any(|k| k == "thread_churn"),
+        "thread_churn never fired for the churner"
+    );
+    assert!(
+        !about(p_pool).iter().any(|k| k == "thread_churn"),
+        "thread_churn fired for the pool: {:?}",
+        about(p_pool)
+    );
+}

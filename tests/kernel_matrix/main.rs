@@ -1,0 +1,89 @@
+//! The kernel matrix: ttop's core kernel checks, on this machine's kernel and on the
+//! kernels servers run (Debian's 5.10, 6.1 and 6.12, booted under QEMU by the `vm_*`
+//! tests, which run this same binary's `checks::` inside the guest). Each check compares
+//! ttop with an independent reference (the workload's own count, the kernel's counters,
+//! tracefs) and knows what the kernel it runs on can measure, from tracefs and
+//! /proc/kallsyms rather than from ttop: a figure measured through a fallback hook must
+//! meet the same reference and tolerance as the modern hook, and a figure this kernel
+//! cannot measure must be null with its reason, never 0.
+//!
+//! Under QEMU (TCG, several times slower than the host) only correctness is checked:
+//! windows are longer and no speed is asserted. Needs root; under CI=true a missing
+//! kernel or QEMU is a failure.
+//!
+//! The checks are in checks/, one file per subject; this file boots the guests.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod checks;
+
+use std::time::Duration;
+
+use common::*;
+
+/// Boot `series` and run `checks::` inside it; print the guest's test log.
+fn matrix(series: &'static str) {
+    let name = format!("vm_{series}");
+    if !require_root(&name) {
+        return;
+    }
+    let _g = kernel_lock();
+    let Some(k) = vm::kernel(series) else {
+        return;
+    };
+    // Built here: the guest could compile them, at a tenth of the speed.
+    for w in checks::WORKLOADS {
+        workload(w);
+    }
+    let exe = std::env::current_exe().unwrap();
+    // The log goes to the guest's tmpfs and is copied out at the end (a 9p write must
+    // not be what a check waits on); the console shows each check as it ends, so a
+    // guest that hangs still says where.
+    let script = format!(
+        "cd {dir}\nexport TTOP_VM={series} CI={ci} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n\
+         {{ {exe} --test-threads=1 --nocapture checks::; echo $? > /tmp/rc; }} 2>&1 \
+         | tee /tmp/test.log | grep --line-buffered -E '^test |panicked|^test result'\n\
+         cp /tmp/test.log /out/test.log\n( exit $(cat /tmp/rc) )",
+        dir = env!("CARGO_MANIFEST_DIR"),
+        ci = if is_ci() { "true" } else { "" },
+        exe = exe.display(),
+    );
+    let b = vm::boot(&k, &script, Duration::from_secs(420));
+    let log = b.file("test.log");
+    eprintln!(
+        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}",
+        k.release, b.secs
+    );
+    if b.rc != Some(0) {
+        let tail: Vec<&str> = b.console.lines().rev().take(60).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        eprintln!("console:\n{}", tail.join("\n"));
+    }
+    assert_eq!(
+        b.rc,
+        Some(0),
+        "the checks failed or never finished on Linux {} (log above)",
+        k.release
+    );
+    assert!(
+        log.contains("test result: ok") && !log.contains(" 0 passed"),
+        "no check ran on Linux {}",
+        k.release
+    );
+}
+
+#[test]
+fn vm_5_10() {
+    matrix("5.10");
+}
+
+#[test]
+fn vm_6_1() {
+    matrix("6.1");
+}
+
+#[test]
+fn vm_6_12() {
+    matrix("6.12");
+}
