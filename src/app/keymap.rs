@@ -58,6 +58,12 @@ pub enum Action {
     Findings,
     /// Show or hide the rows of processes that exited.
     HideExited,
+    /// Send a signal to the selected process (a menu, then a confirmation).
+    Kill,
+    /// Change the selected process's nice value by this much (confirmed).
+    NiceBy(i32),
+    /// Set the CPUs the selected process may run on (typed, then confirmed).
+    Affinity,
 }
 
 /// A key as written in the table.
@@ -118,6 +124,10 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('x')], action: Action::HideExited, label: "x", help: "hide / show the rows of processes that exited (during the interval, or watched ones that went)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Code(K::F(9))], action: Action::Kill, label: "F9", help: "send a signal to the selected process (←/→ choose, Enter, y confirms)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Code(K::F(7)), Key::Char(']')], action: Action::NiceBy(-1), label: "F7/]", help: "nice -1 for every thread of the selected process: more CPU (confirmed; needs root)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Code(K::F(8)), Key::Char('[')], action: Action::NiceBy(1), label: "F8/[", help: "nice +1 for every thread of the selected process: less CPU (confirmed)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('a')], action: Action::Affinity, label: "a", help: "set the CPUs the selected process runs on (a list like 0,2-3, confirmed)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('M')], action: Action::SortBy(ProcSort::Rss), label: "M", help: "sort by resident memory", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::Tab)], action: Action::NextView, label: "Tab", help: "next view", footer: Some("view"), views: None },
     Binding { keys: &[Key::Code(K::BackTab)], action: Action::PrevView, label: "S-Tab", help: "previous view", footer: None, views: None },

@@ -2,6 +2,8 @@
 //! is. Keys map to one `Action` through the keymap table, which also generates the help
 //! screen and the footer, so they never drift.
 
+pub mod act;
+pub mod act_exec;
 pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;

@@ -113,6 +113,10 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
                         for r in app.requests.drain(..) {
                             let _ = req_tx.send(r);
                         }
+                        for r in std::mem::take(&mut app.act_requests) {
+                            app.act_result =
+                                Some(super::act_exec::perform(&r).unwrap_or_else(|e| e));
+                        }
                         if app.profile.export {
                             let t = app.frame.as_ref().map_or(0.0, |f| f.t);
                             app.profile.export_now(t);

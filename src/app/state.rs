@@ -87,6 +87,12 @@ pub struct App {
     pub profile_asked: bool,
     /// Every futex call is asked to be hooked (the futex view is open, live).
     pub futex_calls_asked: bool,
+    /// Acting on a process (F9 signal, F7/F8 nice, a affinity): the open prompt.
+    pub act: Option<super::act::ActMenu>,
+    /// Confirmed acts, performed by the live loop (`act_exec::perform`).
+    pub act_requests: Vec<super::act::ActRequest>,
+    /// What the last act did or why not, shown in the footer until the next key.
+    pub act_result: Option<String>,
 }
 
 impl Default for App {
@@ -131,6 +137,9 @@ impl App {
             profile: Default::default(),
             profile_asked: false,
             futex_calls_asked: false,
+            act: None,
+            act_requests: Vec::new(),
+            act_result: None,
         }
     }
 
@@ -320,6 +329,7 @@ impl App {
     /// A key press: the open prompt's, else its action in this view. Any key closes the
     /// help screen, and one that does something also does it.
     pub fn key(&mut self, k: &KeyEvent) {
+        self.act_result = None;
         if self.typing() {
             self.typing_key(k);
         } else if let Some(a) = super::keymap::action_for(k, self.view) {
@@ -435,6 +445,7 @@ impl App {
                 self.show_findings = true;
                 self.findings_scroll = 0;
             }
+            Action::Kill | Action::NiceBy(_) | Action::Affinity => self.open_act(a),
         }
         // The profile view samples stacks: ask the collector once, when it first opens
         // (a replay has no collector; its recording has stacks or it has not).
@@ -495,14 +506,69 @@ impl App {
         });
     }
 
-    /// A one-line prompt is open (the filter, or the profile view's search).
+    /// The process an act applies to: the one whose threads are shown, else the
+    /// selected row. With its name.
+    fn act_target(&self) -> Option<(u32, String)> {
+        let pid = match self.thread_pid {
+            Some(p) => p,
+            None => {
+                let rows = self.rows();
+                *rows.get(self.selected_index(&rows))?
+            }
+        };
+        let comm = self
+            .frame
+            .as_ref()
+            .and_then(|f| f.procs.iter().find(|p| p.pid == pid))
+            .map_or_else(String::new, |p| p.comm.as_ref().to_string());
+        Some((pid, comm))
+    }
+
+    fn open_act(&mut self, a: Action) {
+        use super::act::ActMenu;
+        if self.replay.is_some() {
+            self.act_result =
+                Some("a replay cannot act on processes: they are the recorded machine's".into());
+            return;
+        }
+        let Some((pid, comm)) = self.act_target() else {
+            self.act_result = Some("no process selected".into());
+            return;
+        };
+        if self.exited.contains_key(&pid)
+            || self
+                .frame
+                .as_ref()
+                .is_some_and(|f| f.procs.iter().any(|p| p.pid == pid && p.gone))
+        {
+            self.act_result = Some(format!("{comm}({pid}) has exited"));
+            return;
+        }
+        self.act = Some(match a {
+            Action::NiceBy(by) => ActMenu::nice_by(pid, &comm, by),
+            Action::Affinity => ActMenu::affinity(pid, &comm),
+            _ => ActMenu::signals(pid, &comm),
+        });
+    }
+
+    /// A one-line prompt is open (the filter, the profile view's search, an act).
     pub fn typing(&self) -> bool {
-        self.prompt.is_some() || self.profile.typing.is_some()
+        self.prompt.is_some() || self.profile.typing.is_some() || self.act.is_some()
     }
 
     /// A key for whichever prompt is open.
     pub fn typing_key(&mut self, k: &KeyEvent) {
-        if self.profile.typing.is_some() {
+        if let Some(m) = &mut self.act {
+            use super::act::Outcome;
+            match m.key(k) {
+                Outcome::Stay => {}
+                Outcome::Cancel => self.act = None,
+                Outcome::Do(r) => {
+                    self.act = None;
+                    self.act_requests.push(r);
+                }
+            }
+        } else if self.profile.typing.is_some() {
             self.profile.search_key(k);
         } else {
             self.prompt_key(k);

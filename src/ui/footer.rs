@@ -7,10 +7,23 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::app::App;
+use crate::app::act::{ActMenu, SIGNALS, Stage};
 use crate::app::keymap::{Action, Binding, bindings_for};
 use crate::app::replay_keys::REPLAY_KEYMAP;
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
+    if let Some(m) = &app.act {
+        f.render_widget(Paragraph::new(act_line(m, th)), area);
+        return;
+    }
+    if let Some(msg) = &app.act_result {
+        let line = Line::from(vec![
+            Span::styled(" act ", th.header),
+            Span::raw(format!(" {}", super::fmt::inert(msg))),
+        ]);
+        f.render_widget(Paragraph::new(line), area);
+        return;
+    }
     if let Some(text) = &app.prompt {
         let line = Line::from(vec![
             Span::styled(" filter ", th.header),
@@ -62,4 +75,44 @@ fn fit<'a>(items: &[(&'a Binding, &'a str)], width: usize) -> Vec<(&'a Binding, 
         }
     }
     out
+}
+
+/// The act prompt (F9, F7/F8, a): the signal chooser, the CPU list being typed, or the
+/// confirmation.
+fn act_line<'a>(m: &'a ActMenu, th: &Theme) -> Line<'a> {
+    let who = format!("{}({})", super::fmt::inert(&m.comm), m.pid);
+    match &m.stage {
+        Stage::Signals(i) => {
+            let mut spans = vec![
+                Span::styled(format!(" signal {who} "), th.header),
+                Span::raw(" "),
+            ];
+            for (j, (name, _)) in SIGNALS.iter().enumerate() {
+                if j == *i {
+                    spans.push(Span::styled(format!("[{name}]"), th.header));
+                } else {
+                    spans.push(Span::styled(format!(" {name} "), th.dim));
+                }
+            }
+            spans.push(Span::styled(" ←/→ Enter Esc", th.dim));
+            Line::from(spans)
+        }
+        Stage::Cpus(text) => Line::from(vec![
+            Span::styled(format!(" CPUs for {who} "), th.header),
+            Span::raw(format!(" {text}▏")),
+            Span::styled(
+                m.error
+                    .as_deref()
+                    .map_or("  e.g. 0,2-3 · Enter · Esc cancel".to_string(), |e| {
+                        format!("  {e}")
+                    }),
+                th.dim,
+            ),
+        ]),
+        Stage::Confirm(r) => Line::from(vec![
+            Span::styled(" confirm ", th.header),
+            Span::raw(format!(" {}? ", super::fmt::inert(&r.describe()))),
+            Span::styled("y yes · any other key no", th.dim),
+        ]),
+    }
 }

@@ -189,12 +189,16 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
 }
 
 /// A main binding that does not apply while replaying: its keys are taken over by the
-/// replay table (space: play, not pause), or it records (a replay is a recording).
+/// replay table (space: play, not pause), or it records (a replay is a recording), or
+/// it acts on a live process.
 pub fn shadowed(b: &Binding) -> bool {
-    b.action == Action::ToggleRecord
-        || b.keys
-            .iter()
-            .all(|k| REPLAY_KEYMAP.iter().any(|r| r.keys.contains(k)))
+    matches!(
+        b.action,
+        Action::ToggleRecord | Action::Kill | Action::NiceBy(_) | Action::Affinity
+    ) || b
+        .keys
+        .iter()
+        .all(|k| REPLAY_KEYMAP.iter().any(|r| r.keys.contains(k)))
 }
 
 #[cfg(test)]
