@@ -228,3 +228,44 @@ fn the_signal_chooser_at_80x24() {
         insta::assert_snapshot!("act_signal_chooser_80x24", screen(&app, 80, 24));
     });
 }
+
+/// The tree is built from the kernel's parent PIDs: `ttop --json` gives a child of this
+/// test its ppid, and kthreadd's children (kernel threads) name 2.
+#[test]
+fn json_rows_carry_the_parent_pid() {
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let out = Command::new(common::ttop_bin())
+        .args(["--json", "--no-bpf", "-n", "1", "-d", "0.2"])
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let fr: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let procs = fr["procs"].as_array().unwrap();
+    let row = procs.iter().find(|p| p["pid"] == child.id()).unwrap();
+    assert_eq!(row["ppid"], std::process::id(), "{row}");
+    let kthreads = procs
+        .iter()
+        .filter(|p| p["ppid"] == 2 && p["cmdline"] == "")
+        .count();
+    assert!(kthreads > 0, "no kernel thread has ppid 2");
+}
+
+/// `t` draws the table as a tree under systemd, `K` leaves the kernel worker out.
+#[test]
+fn tree_and_hidden_kernel_threads_at_120x30() {
+    let mut app = App::new();
+    let sys = fixtures::system();
+    let (a, b) = (fixtures::incident(1, true), fixtures::incident(2, true));
+    app.push_frame(derive(&sys, Some(&a), &b));
+    app.handle(Action::Tree);
+    app.handle(Action::HideKernel);
+    let text = screen(&app, 120, 30);
+    assert!(!text.contains("kworker"), "{text}");
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!("procs_tree_no_kernel_120x30", text);
+    });
+    app.handle(Action::HideKernel);
+    assert!(screen(&app, 120, 30).contains("kworker"));
+}

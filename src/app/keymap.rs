@@ -64,6 +64,10 @@ pub enum Action {
     NiceBy(i32),
     /// Set the CPUs the selected process may run on (typed, then confirmed).
     Affinity,
+    /// The process table as a tree, or flat.
+    Tree,
+    /// Hide / show kernel threads.
+    HideKernel,
 }
 
 /// A key as written in the table.
@@ -124,6 +128,8 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('x')], action: Action::HideExited, label: "x", help: "hide / show the rows of processes that exited (during the interval, or watched ones that went)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('t'), Key::Code(K::F(5))], action: Action::Tree, label: "t/F5", help: "tree: each process under its parent (again: flat)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('K')], action: Action::HideKernel, label: "K", help: "hide / show kernel threads (kthreadd's children)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::F(9))], action: Action::Kill, label: "F9", help: "send a signal to the selected process (←/→ choose, Enter, y confirms)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::F(7)), Key::Char(']')], action: Action::NiceBy(-1), label: "F7/]", help: "nice -1 for every thread of the selected process: more CPU (confirmed; needs root)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::F(8)), Key::Char('[')], action: Action::NiceBy(1), label: "F8/[", help: "nice +1 for every thread of the selected process: less CPU (confirmed)", footer: None, views: Some(&[View::Main]) },

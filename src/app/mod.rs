@@ -16,6 +16,7 @@ pub mod screen;
 pub mod sort;
 pub mod state;
 pub mod term_input;
+pub mod tree;
 pub mod view;
 
 pub use keymap::Action;

@@ -174,6 +174,8 @@ pub struct ProcWindow<'a> {
     pub total: usize,
     /// The largest scan miss among all of them.
     pub worst: f64,
+    /// The tree's branches before each row's command (empty in the flat table).
+    pub prefix: Vec<String>,
 }
 
 /// Up to this many rows from the top (the window's end), the window is found in one pass
@@ -248,6 +250,7 @@ pub fn proc_window<'a>(
             selected,
             total,
             worst,
+            prefix: Vec::new(),
         };
     }
     let (mut all, worst) = keyed(frame, key, keep);
@@ -269,6 +272,7 @@ pub fn proc_window<'a>(
         selected,
         total: n,
         worst,
+        prefix: Vec::new(),
     }
 }
 

@@ -93,6 +93,10 @@ pub struct App {
     pub act_requests: Vec<super::act::ActRequest>,
     /// What the last act did or why not, shown in the footer until the next key.
     pub act_result: Option<String>,
+    /// The process table as a tree (t, F5).
+    pub tree: bool,
+    /// Kernel threads are left out of the process table (K).
+    pub hide_kernel: bool,
 }
 
 impl Default for App {
@@ -140,6 +144,8 @@ impl App {
             act: None,
             act_requests: Vec::new(),
             act_result: None,
+            tree: false,
+            hide_kernel: false,
         }
     }
 
@@ -233,19 +239,32 @@ impl App {
     /// Whether a row is in the process table: it matches the text narrowing it, and it
     /// is not a process that exited while those are hidden (x).
     pub fn shows(&self, p: &ProcFrame) -> bool {
-        !(self.hide_exited && p.gone) && self.narrow_text().is_none_or(|t| matches_text(p, t))
+        let hidden = (self.hide_exited && p.gone) || (self.hide_kernel && p.is_kernel_thread());
+        !hidden && self.narrow_text().is_none_or(|t| matches_text(p, t))
     }
 
     /// Rows of the process table in display order, narrowed by the filter text.
     pub fn visible_procs<'a>(&self, f: &'a Frame) -> Vec<&'a ProcFrame> {
         let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
         rows.retain(|p| self.shows(p));
+        if self.tree {
+            return super::tree::tree_order(&rows)
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+        }
         rows
     }
 
     /// What a process table `height` rows tall shows of `f` (see `sort::proc_window`):
     /// the same rows as `visible_procs` around the selection, without sorting them all.
     pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
+        if self.tree {
+            let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
+            rows.retain(|p| self.shows(p));
+            let order = super::tree::tree_order(&rows);
+            return super::tree::tree_window(order, self.selected_pid, height);
+        }
         proc_window(
             f,
             self.proc_sort,
@@ -446,6 +465,8 @@ impl App {
                 self.findings_scroll = 0;
             }
             Action::Kill | Action::NiceBy(_) | Action::Affinity => self.open_act(a),
+            Action::Tree => self.tree = !self.tree,
+            Action::HideKernel => self.hide_kernel = !self.hide_kernel,
         }
         // The profile view samples stacks: ask the collector once, when it first opens
         // (a replay has no collector; its recording has stacks or it has not).

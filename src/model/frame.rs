@@ -131,6 +131,9 @@ pub struct ProcFrame {
     pub state: char,
     /// The process existed during the interval but was gone when /proc was scanned.
     pub gone: bool,
+    /// The parent's PID at the scan (the previous scan's for a process gone at this one;
+    /// 0 when never scanned). Kernel threads are kthreadd's (2) children.
+    pub ppid: u32,
     /// Threads the /proc scan found.
     pub threads_seen: u32,
     /// Of those, threads in state R.
@@ -184,6 +187,11 @@ pub struct ProcFrame {
 }
 
 impl ProcFrame {
+    /// A kernel thread (kthreadd or one of its children), as htop tells them.
+    pub fn is_kernel_thread(&self) -> bool {
+        self.pid == 2 || self.ppid == 2
+    }
+
     /// What a per-thread scan misses of it, 0 when that is not measured: for
     /// highlighting and picking the worst row.
     #[inline]
@@ -203,6 +211,7 @@ impl ProcFrame {
             cmdline,
             state: char::default(),
             gone: false,
+            ppid: 0,
             threads_seen: 0,
             running_seen: 0,
             threads_created: None,

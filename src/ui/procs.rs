@@ -226,6 +226,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let mut rows: Vec<(Style, Vec<String>)> = Vec::with_capacity(body_h);
     for (i, p) in win.rows.iter().enumerate().map(|(i, p)| (win.first + i, p)) {
         let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, secs)).collect();
+        let branch = win.prefix.get(i - win.first).map_or("", String::as_str);
         if show_cmd {
             let cmd: std::borrow::Cow<str> = if p.gone {
                 format!("exited this interval: {}", p.comm).into()
@@ -234,7 +235,11 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             } else {
                 (*p.cmdline).into()
             };
-            cells.push(fmt::inert(&cmd));
+            cells.push(format!("{branch}{}", fmt::inert(&cmd)));
+        } else if !branch.is_empty()
+            && let Some(c) = cols.iter().position(|c| c.title == "COMM")
+        {
+            cells[c] = format!("{branch}{}", cells[c]);
         }
         rows.push((row_style(p, i == sel && win.total > 0, worst, th), cells));
     }
@@ -272,6 +277,12 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         " Processes {shown}  sorted by {} {arrow} ",
         app.proc_sort.name()
     );
+    if app.tree {
+        title.push_str("as a tree (t) ");
+    }
+    if app.hide_kernel {
+        title.push_str("(kernel threads hidden: K) ");
+    }
     if app.hide_exited {
         // Only on a filtered or small frame is app.exited non-empty; gone rows are few.
         let hidden = fr.procs.iter().filter(|p| p.gone).count()

@@ -76,6 +76,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
             100.0 * ticks / at.tck / at.s
         });
         let scan = ScanCols {
+            ppid: p.ppid,
             state: p.state,
             gone: false,
             threads_seen: p.tasks.len() as u32,
@@ -138,6 +139,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
             };
             let cmdline = was_scanned.map(|q| (&q.cmdline).into()).unwrap_or_default();
             let scan = ScanCols {
+                ppid: was_scanned.map_or(0, |q| q.ppid),
                 state: 'X',
                 gone: true,
                 ..Default::default()
@@ -157,6 +159,7 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
 /// The columns of a process row that come from the /proc scan.
 #[derive(Default)]
 struct ScanCols {
+    ppid: u32,
     state: char,
     gone: bool,
     threads_seen: u32,
@@ -194,6 +197,7 @@ fn proc_row(
         cmdline,
         state: s.state,
         gone: s.gone,
+        ppid: s.ppid,
         threads_seen: s.threads_seen,
         running_seen: s.running_seen,
         threads_created: b.threads_created,
