@@ -276,7 +276,7 @@ impl App {
     }
 
     /// PIDs of the process table in display order.
-    fn rows(&self) -> Vec<u32> {
+    pub(super) fn rows(&self) -> Vec<u32> {
         self.frame
             .as_ref()
             .map(|f| self.visible_procs(f).iter().map(|p| p.pid).collect())
@@ -524,51 +524,6 @@ impl App {
         self.requests.push(Request::ProfileMode {
             off_cpu: off,
             pids: pv.pid.filter(|_| off).map(|p| vec![p]),
-        });
-    }
-
-    /// The process an act applies to: the one whose threads are shown, else the
-    /// selected row. With its name.
-    fn act_target(&self) -> Option<(u32, String)> {
-        let pid = match self.thread_pid {
-            Some(p) => p,
-            None => {
-                let rows = self.rows();
-                *rows.get(self.selected_index(&rows))?
-            }
-        };
-        let comm = self
-            .frame
-            .as_ref()
-            .and_then(|f| f.procs.iter().find(|p| p.pid == pid))
-            .map_or_else(String::new, |p| p.comm.as_ref().to_string());
-        Some((pid, comm))
-    }
-
-    fn open_act(&mut self, a: Action) {
-        use super::act::ActMenu;
-        if self.replay.is_some() {
-            self.act_result =
-                Some("a replay cannot act on processes: they are the recorded machine's".into());
-            return;
-        }
-        let Some((pid, comm)) = self.act_target() else {
-            self.act_result = Some("no process selected".into());
-            return;
-        };
-        if self.exited.contains_key(&pid)
-            || self
-                .frame
-                .as_ref()
-                .is_some_and(|f| f.procs.iter().any(|p| p.pid == pid && p.gone))
-        {
-            self.act_result = Some(format!("{comm}({pid}) has exited"));
-            return;
-        }
-        self.act = Some(match a {
-            Action::NiceBy(by) => ActMenu::nice_by(pid, &comm, by),
-            Action::Affinity => ActMenu::affinity(pid, &comm),
-            _ => ActMenu::signals(pid, &comm),
         });
     }
 
