@@ -84,6 +84,11 @@ pub struct Cli {
     )]
     pub color: ColorWhen,
 
+    /// The dashboard's settings file (view, sort, tree, hidden rows, interval, colour),
+    /// written back when they change [default: ~/.config/ttop/config.toml].
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -2,7 +2,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::mpsc::sync_channel;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
 
 use ttop::cli::{Cli, Command};
 use ttop::collect::{self, Collector, Config};
@@ -12,12 +13,27 @@ use ttop::record::writer::{Writer, header_for};
 
 fn main() -> ExitCode {
     ttop::util::tune_allocator();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match &cli.command {
         Some(Command::Completions(a)) => return print_generated(ttop::cli::completions(a.shell)),
         Some(Command::Man) => return print_generated(ttop::cli::man_page()),
         _ => {}
     }
+    // The dashboard's settings file; -d and --color on the command line win over it.
+    let config = (cli.command.is_none() && !cli.json).then(|| {
+        let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+        let file = ttop::app::config_file::load_for(cli.config.as_deref());
+        if let Some(i) = file.as_ref().and_then(|f| f.settings.interval)
+            && !given("delay")
+        {
+            cli.delay = std::time::Duration::from_secs_f64(i);
+        }
+        if file.as_ref().and_then(|f| f.settings.color) == Some(false) && !given("color") {
+            cli.color = ttop::cli::ColorWhen::Never;
+        }
+        file
+    });
     let settings = cli.settings();
     if settings.rt {
         // The whole process, before any thread starts (threads inherit it): loading the
@@ -52,7 +68,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Replay(args)) => ttop::app::replay::replay(&cli, args),
         None if cli.json => json(&cli, &cfg),
-        None => ttop::app::run::live(&cli, &cfg, notes),
+        None => ttop::app::run::live(&cli, &cfg, notes, config.flatten()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -137,12 +137,24 @@ impl Drop for Tmux {
     }
 }
 
+/// A settings file of this test's own (the dashboard writes the one in the home
+/// directory when its settings change: the tests must neither read nor write it).
+fn own_config() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{}-{n}.toml", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
 fn ttop_cmd() -> String {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     format!(
-        "{} {}",
+        "{} --config {} {}",
         ttop_bin().display(),
+        own_config().display(),
         if root { "" } else { "--no-bpf" }
     )
 }
@@ -150,7 +162,11 @@ fn ttop_cmd() -> String {
 /// ttop without eBPF, for tests of keys and screens only (quick to start, and it loads
 /// nothing into the kernel).
 fn ttop_ui_cmd() -> String {
-    format!("{} --no-bpf", ttop_bin().display())
+    format!(
+        "{} --no-bpf --config {}",
+        ttop_bin().display(),
+        own_config().display()
+    )
 }
 
 /// The ttop process started by the pane's shell.
@@ -546,4 +562,59 @@ fn the_record_key_writes_files_replay_dir_plays() {
         String::from_utf8_lossy(&out.stderr)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The settings file: the dashboard opens as it says (the locks view, a tree), writes
+/// back what the user changed when it ends, and a file with an error is named with its
+/// line in the banner, not used, and left byte for byte as it was.
+#[test]
+fn settings_file_opens_saves_and_survives_errors() {
+    let path = own_config();
+    std::fs::write(&path, "# mine\nview = \"locks\"\nsort = \"RSS\"\n").unwrap();
+    let cmd = format!(
+        "{} --no-bpf --config {}",
+        ttop_bin().display(),
+        path.display()
+    );
+    let Some(t) = Tmux::start(&cmd, 120, 30) else {
+        return;
+    };
+    t.wait_for("Locks");
+    t.keys(&["1"]);
+    t.wait_for("sorted by RSS");
+    t.keys(&["t"]);
+    t.wait_for("as a tree");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    drop(t);
+    let saved = std::fs::read_to_string(&path).unwrap();
+    let s = ttop::app::config_file::parse(&saved).unwrap();
+    assert_eq!(s.view.as_deref(), Some("overview"), "{saved}");
+    assert_eq!(
+        (s.sort.as_deref(), s.tree),
+        (Some("RSS"), Some(true)),
+        "{saved}"
+    );
+    // Started again, it opens as it was left.
+    let Some(t) = Tmux::start(&cmd, 120, 30) else {
+        return;
+    };
+    t.wait_for("as a tree");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    drop(t);
+    // A mistake on line 3: said, not used, the file untouched after changes and quit.
+    let bad = "view = \"overview\"\ntree = true\nsort = 3\n";
+    std::fs::write(&path, bad).unwrap();
+    let Some(t) = Tmux::start(&cmd, 160, 30) else {
+        return;
+    };
+    let s = t.wait_for("settings not used");
+    assert!(s.contains(":3:8"), "{s}");
+    assert!(!s.contains("as a tree"), "the bad file was used:\n{s}");
+    t.keys(&["t", "2"]);
+    t.wait_for("Futexes");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), bad);
 }

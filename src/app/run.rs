@@ -17,7 +17,12 @@ use crate::stop::Stop;
 /// How long a normal shutdown may take after a signal before the process just exits.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(5);
 
-pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
+pub fn live(
+    cli: &Cli,
+    cfg: &Config,
+    notes: Vec<String>,
+    config: Option<super::config_file::ConfigFile>,
+) -> anyhow::Result<()> {
     super::screen::need_terminal(
         "`ttop --json` (a frame per interval), or `ttop record -o FILE` and replay it later",
     )?;
@@ -49,6 +54,17 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
     let mut app = App::new();
     app.color = cli.color.enabled();
     app.notes = notes;
+    let mut start_settings = None;
+    if let Some(c) = &config {
+        super::config_file::apply(&c.settings, &mut app);
+        start_settings = Some(super::config_file::capture(&app, &c.settings));
+        if let Some(e) = &c.error {
+            eprintln!("ttop: settings not used: {e}");
+            app.notes.push(format!(
+                "settings not used ({e}): the defaults instead; the file is left as it is"
+            ));
+        }
+    }
     // --record FILE records from the start; the record key starts and stops it.
     let mut rec = LiveRecorder::new(&sys, cli.delay, cfg.pids.clone(), cli.record.clone())?;
     app.recording = rec.label();
@@ -149,5 +165,12 @@ pub fn live(cli: &Cli, cfg: &Config, notes: Vec<String>) -> anyhow::Result<()> {
     // The collector waits on this channel between ticks: closing it ends that wait.
     drop(req_tx);
     let _ = handle.join();
+    // What the dashboard showed at the end becomes the settings (if they changed).
+    if let (Some(c), Some(start)) = (&config, &start_settings)
+        && app.settings_touched
+        && let Err(e) = c.save(start, &super::config_file::capture(&app, &c.settings))
+    {
+        eprintln!("ttop: cannot save settings to {}: {e}", c.path.display());
+    }
     result
 }

@@ -97,6 +97,10 @@ pub struct App {
     pub tree: bool,
     /// Kernel threads are left out of the process table (K).
     pub hide_kernel: bool,
+    /// The sort was picked for the user (SCAN% without eBPF), not by them.
+    pub sort_by_default: bool,
+    /// The user changed what the settings file holds (view, sort, tree, hidden rows).
+    pub settings_touched: bool,
 }
 
 impl Default for App {
@@ -146,6 +150,8 @@ impl App {
             act_result: None,
             tree: false,
             hide_kernel: false,
+            sort_by_default: false,
+            settings_touched: false,
         }
     }
 
@@ -160,9 +166,14 @@ impl App {
                 scan_running: f64::from(f.runnable.scan_running),
             });
         }
-        if self.frame.is_none() && f.runnable.true_avg.is_none() {
-            // procfs-only: the scan's CPU% is the best sort key there is.
+        if self.frame.is_none()
+            && f.runnable.true_avg.is_none()
+            && self.proc_sort == ProcSort::CpuTrue
+        {
+            // procfs-only: the scan's CPU% is the best sort key there is (not a choice
+            // of the user's: the settings file does not learn it).
             self.proc_sort = ProcSort::CpuScan;
+            self.sort_by_default = true;
         }
         if f.filter.is_some() {
             self.remember_exits(&f);
@@ -360,6 +371,32 @@ impl App {
     }
 
     pub fn handle(&mut self, a: Action) {
+        let before = (
+            self.view,
+            self.proc_sort,
+            self.proc_reverse,
+            self.tree,
+            self.hide_kernel,
+            self.hide_exited,
+        );
+        self.handle_action(a);
+        let after = (
+            self.view,
+            self.proc_sort,
+            self.proc_reverse,
+            self.tree,
+            self.hide_kernel,
+            self.hide_exited,
+        );
+        if after != before {
+            self.settings_touched = true;
+            if (after.1, after.2) != (before.1, before.2) {
+                self.sort_by_default = false;
+            }
+        }
+    }
+
+    fn handle_action(&mut self, a: Action) {
         if self.show_help && self.turn_help_page(a) {
             return;
         }
