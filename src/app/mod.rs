@@ -2,6 +2,7 @@
 //! is. Keys map to one `Action` through the keymap table, which also generates the help
 //! screen and the footer, so they never drift.
 
+pub mod cgroup_view;
 pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;
