@@ -68,45 +68,50 @@ fn hot(c: &CgroupFrame) -> bool {
             .any(|v| v.is_some_and(|v| v >= PRESSURE_FULL_PCT))
 }
 
-fn row(c: &CgroupFrame, secs: f64, wide: bool) -> Row<'static> {
+fn row(c: &CgroupFrame, secs: f64, width: u16) -> Row<'static> {
     let name = format!("{}{}", "  ".repeat(c.depth as usize), fmt::inert(&c.name));
     let limit = c.memory_high.or(c.memory_max);
+    let dash = || "-".to_string();
     let mut cells = vec![
         name,
         c.procs_total.to_string(),
         fmt::opt(c.cpu_pct, 6),
-        c.cpu_limit.map_or_else(|| "-".into(), |l| fmt::fixed(l, 2)),
-        c.throttled_pct.map_or_else(|| "-".into(), fmt::pct),
-        fmt::opt(c.throttled_ms.map(|ms| ms / secs), 6),
-        psi(c),
-        c.memory_current.map_or_else(|| "-".into(), bytes),
-        limit.map_or_else(|| "-".into(), bytes),
+        c.cpu_limit.map_or_else(dash, |l| fmt::fixed(l, 2)),
+        c.throttled_pct.map_or_else(dash, fmt::pct),
     ];
-    if wide {
+    if width >= 100 {
+        cells.push(fmt::opt(c.throttled_ms.map(|ms| ms / secs), 6));
+    }
+    cells.extend([
+        psi(c),
+        c.memory_current.map_or_else(dash, bytes),
+        limit.map_or_else(dash, bytes),
+    ]);
+    if width >= 120 {
         cells.extend([
-            c.runnable_avg
-                .map_or_else(|| "-".into(), |v| fmt::fixed(v, 1)),
+            c.runnable_avg.map_or_else(dash, |v| fmt::fixed(v, 1)),
             fmt::opt(c.runq_wait_ms.map(|ms| ms / secs), 6),
             match (c.io_read_bps, c.io_write_bps) {
-                (Some(r), Some(w)) => format!("{}/{}", fmt::num(r, 5), fmt::num(w, 5)),
-                _ => "-".into(),
+                (Some(r), Some(w)) => format!("{}/{}", bytes(r as u64), bytes(w as u64)),
+                _ => dash(),
             },
         ]);
     }
     Row::new(cells.into_iter().map(Cell::from).collect::<Vec<_>>())
 }
 
+/// "some/full" avg10, then the same share of this interval from the totals.
 fn pressure_text(what: &str, p: Option<PressureFrame>) -> String {
     let Some(p) = p else {
         return format!("{what} -");
     };
-    let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1}%"));
+    let v = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| fmt::fixed(v, 1));
     format!(
-        "{what} some {:.1}% ({} of the interval) full {} ({})",
-        p.some_avg10,
-        pct(p.some_pct),
-        pct(p.full_avg10),
-        pct(p.full_pct)
+        "{what} {}/{} ({}/{})",
+        fmt::fixed(p.some_avg10, 1),
+        v(p.full_avg10),
+        v(p.some_pct),
+        v(p.full_pct)
     )
 }
 
@@ -123,29 +128,29 @@ fn detail(c: &CgroupFrame, fr: &Frame) -> Vec<Line<'static>> {
         })
         .collect();
     let o = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
-    let b = |v: Option<u64>| v.map_or_else(|| "max".into(), bytes);
+    let b = |v: Option<u64>| v.map_or_else(|| "-".into(), bytes);
     vec![
+        Line::from(format!(" {}", fmt::inert(&c.path))),
         Line::from(format!(
-            " {}  periods {} throttled {} ({} ms)",
-            fmt::inert(&c.path),
+            " cpu.max periods {} throttled {} ({} ms) · memory {} high {} max {} · over high {} · oom kills {}",
             o(c.periods),
             o(c.throttled_periods),
             c.throttled_ms
                 .map_or_else(|| "-".into(), |v| fmt::fixed(v, 0)),
+            b(c.memory_current),
+            b(c.memory_high),
+            b(c.memory_max),
+            o(c.high_events),
+            o(c.oom_kills),
         )),
         Line::from(format!(
-            " {} · {} · {}",
+            " pressure some/full avg10 (this interval) %: {} · {} · {}",
             pressure_text("cpu", c.cpu_pressure),
             pressure_text("mem", c.memory_pressure),
             pressure_text("io", c.io_pressure)
         )),
         Line::from(format!(
-            " memory {} high {} max {} · over high {} · oom kills {} · busiest {}",
-            c.memory_current.map_or_else(|| "-".into(), bytes),
-            b(c.memory_high),
-            b(c.memory_max),
-            o(c.high_events),
-            o(c.oom_kills),
+            " busiest {}",
             if names.is_empty() {
                 "-".into()
             } else {
@@ -165,26 +170,30 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         return;
     }
     let secs = fr.interval_s.max(1e-9);
-    let wide = area.width >= 120;
-    let [table, info, note] = Layout::vertical([
+    let w = area.width;
+    // The findings, one line each, above the tree (as on the overview).
+    let most = if area.height >= 20 { 3 } else { 1 };
+    let lines: Vec<_> = super::findings::lines(fr, most, app.finding_sel, th)
+        .into_iter()
+        .map(|l| super::findings::fit(l, usize::from(w)))
+        .collect();
+    let [head_area, table, info, note] = Layout::vertical([
+        Constraint::Length(lines.len() as u16),
         Constraint::Min(3),
-        Constraint::Length(3),
+        Constraint::Length(4),
         Constraint::Length(1),
     ])
     .areas(area);
-    let mut head = vec![
-        "CGROUP",
-        "PROCS",
-        "CPU%",
-        "QUOTA",
-        "THR%",
-        "THR/s",
-        "PSI C/M/I",
-        "MEM",
-        "LIMIT",
-    ];
-    let mut widths = vec![0u16, 5, 6, 5, 5, 6, 10, 6, 6];
-    if wide {
+    f.render_widget(Paragraph::new(lines), head_area);
+    let mut head = vec!["CGROUP", "PROCS", "CPU%", "QUOTA", "THR%"];
+    let mut widths = vec![0u16, 5, 6, 5, 5];
+    if w >= 100 {
+        head.push("THR/s");
+        widths.push(6);
+    }
+    head.extend(["PSI C/M/I", "MEM", "LIMIT"]);
+    widths.extend([10, 6, 6]);
+    if w >= 120 {
         head.extend(["RUN", "WAIT/s", "IO R/W"]);
         widths.extend([5, 6, 11]);
     }
@@ -194,7 +203,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
     let rows: Vec<Row> = fr
         .cgroups
         .iter()
-        .map(|c| row(c, secs, wide).style(if hot(c) { th.warn } else { th.normal }))
+        .map(|c| row(c, secs, w).style(if hot(c) { th.warn } else { th.normal }))
         .collect();
     let title = format!(
         " cgroups ({}; ↑/↓ select) ",

@@ -196,7 +196,8 @@ impl Window {
     }
 }
 
-/// Kinds that need eBPF (all of them today): procfs-only mode says so instead of guessing.
+/// Kinds that need eBPF (all but the cgroup ones, `findings::cgroup`): procfs-only mode
+/// says so instead of guessing.
 pub const KINDS: &[&str] = &[
     "thread_churn",
     "scan_undercount",
