@@ -233,3 +233,48 @@ fn a_bad_cgroup_path_is_a_clear_error() {
     );
     assert!(out.stdout.is_empty(), "no frame printed");
 }
+
+/// The controller tests on Debian's 6.12 under QEMU, with a pure cgroup v2 hierarchy
+/// mounted: for hosts (like a hybrid one) whose cpu or memory controller is bound to v1.
+#[test]
+fn under_qemu_with_every_controller() {
+    if std::env::var_os("TTOP_VM").is_some() || !require_root("cgroup under_qemu") {
+        return;
+    }
+    let _g = kernel_lock();
+    let Some(k) = vm::kernel("6.12") else {
+        return;
+    };
+    for w in ["spin", "memhog"] {
+        workload(w);
+    }
+    let script = format!(
+        "grep -q ' - cgroup2 ' /proc/self/mountinfo || \
+         {{ mkdir -p /tmp/cgroup2 && mount -t cgroup2 none /tmp/cgroup2; }} || exit 90\n\
+         grep cgroup /proc/self/mountinfo; cat /proc/pressure/cpu || exit 91\n\
+         cd {dir}\nexport TTOP_VM=6.12 CI=true PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n\
+         {exe} --test-threads=1 --nocapture cpu_max a_memory_high a_cgroup_with_room a_bad > /tmp/test.log 2>&1\n\
+         rc=$?; cp /tmp/test.log /out/test.log; ( exit $rc )",
+        dir = env!("CARGO_MANIFEST_DIR"),
+        exe = std::env::current_exe().unwrap().display(),
+    );
+    let b = vm::boot(&k, &script, Duration::from_secs(420));
+    let log = b.file("test.log");
+    println!(
+        "===== Linux {} under QEMU, {:.0} s =====\n{log}",
+        k.release, b.secs
+    );
+    if b.rc != Some(0) {
+        let tail: Vec<&str> = b.console.lines().rev().take(40).collect();
+        eprintln!("console (last lines, newest first):\n{}", tail.join("\n"));
+    }
+    assert_eq!(
+        b.rc,
+        Some(0),
+        "the cgroup tests failed under QEMU (log above)"
+    );
+    assert!(
+        log.contains("test result: ok. 4 passed"),
+        "all four ran: {log}"
+    );
+}
