@@ -84,6 +84,21 @@ fn cpu_use_matches_cpu_stat_and_names_the_processes() {
         "the spinner is listed in its cgroup"
     );
     assert_eq!(r.last().unwrap()["name"], "spin");
+    // --cgroup PATH: the parent's subtree only, and only its processes.
+    let last = frames.last().unwrap();
+    assert_eq!(last["filter"], format!("cgroup {}", parent.rel));
+    assert_eq!(last["cgroups"][0]["path"], parent.rel.as_str());
+    let pids: Vec<u64> = last["procs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["pid"].as_u64())
+        .collect();
+    assert_eq!(
+        pids,
+        [u64::from(w.id())],
+        "only the cgroup's process is watched"
+    );
     if frames[0]["mode"] == "bpf" {
         let run: f64 = r
             .iter()
