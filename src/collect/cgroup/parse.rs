@@ -38,11 +38,11 @@ pub fn cpu_max(text: &str) -> Option<(Option<u64>, u64)> {
     Some((quota, period))
 }
 
-/// memory.max / memory.high: bytes, or "max" (no limit: None).
-pub fn limit(text: &str) -> Option<Option<u64>> {
+/// memory.max / memory.high: bytes, or "max" (no limit: `NO_LIMIT`).
+pub fn limit(text: &str) -> Option<u64> {
     match text.trim() {
-        "max" => Some(None),
-        v => v.parse().ok().map(Some),
+        "max" => Some(crate::model::cgroup::NO_LIMIT),
+        v => v.parse().ok(),
     }
 }
 
@@ -142,8 +142,8 @@ mod tests {
     fn limits_and_quota() {
         assert_eq!(cpu_max("20000 100000\n"), Some((Some(20_000), 100_000)));
         assert_eq!(cpu_max("max 100000\n"), Some((None, 100_000)));
-        assert_eq!(limit("max\n"), Some(None));
-        assert_eq!(limit("67108864\n"), Some(Some(64 << 20)));
+        assert_eq!(limit("max\n"), Some(crate::model::cgroup::NO_LIMIT));
+        assert_eq!(limit("67108864\n"), Some(64 << 20));
         assert_eq!(limit("junk"), None);
     }
 

@@ -58,8 +58,8 @@ fn scan(g: &G, secs: u64) -> CgroupScan {
         memory_pressure: p(1),
         io_pressure: p(2),
         memory_current: Some(g.mem),
-        memory_max: Some(g.max),
-        memory_high: Some(g.high),
+        memory_max: Some(g.max.unwrap_or(super::NO_LIMIT)),
+        memory_high: Some(g.high.unwrap_or(super::NO_LIMIT)),
         oom_kill: Some(0),
         high_events: Some(g.high_per_s * secs),
         io: Some(IoStat {

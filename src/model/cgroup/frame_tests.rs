@@ -85,3 +85,28 @@ fn the_first_sample_has_levels_but_no_rates() {
     assert_eq!(d.throttled_pct, None);
     assert!(d.memory_current.is_some() && d.cpu_pressure.unwrap().some_pct.is_none());
 }
+
+/// Recordings made before ttop read cgroups have neither `cgroups` nor a process's
+/// `cgroup`: they load, with no cgroup rows; ones made now round-trip whole.
+#[test]
+fn old_recordings_load_and_new_ones_round_trip() {
+    let mut s = incident(2, true);
+    let mut old = serde_json::to_value(&s).unwrap();
+    assert!(old.get("cgroups").is_some());
+    old.as_object_mut().unwrap().remove("cgroups");
+    assert!(
+        old["procs"][0].get("cgroup").is_none(),
+        "an empty cgroup is not written"
+    );
+    let back: crate::model::Sample = serde_json::from_value(old).unwrap();
+    assert_eq!(back, s);
+    assert!(
+        derive(&system(), Some(&incident(1, true)), &back)
+            .cgroups
+            .is_empty()
+    );
+    cgroups_into(&mut s, 2);
+    let bytes = serde_json::to_vec(&s).unwrap();
+    let again: crate::model::Sample = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(again, s);
+}

@@ -55,15 +55,19 @@ pub struct CgroupScan {
     pub cpu_pressure: Option<Pressure>,
     pub memory_pressure: Option<Pressure>,
     pub io_pressure: Option<Pressure>,
-    /// Bytes; memory.max and memory.high None inside the Option when "max".
+    /// Bytes; memory.max and memory.high are `NO_LIMIT` when "max" (an Option inside
+    /// the Option would read back from JSON as absent).
     pub memory_current: Option<u64>,
-    pub memory_max: Option<Option<u64>>,
-    pub memory_high: Option<Option<u64>>,
+    pub memory_max: Option<u64>,
+    pub memory_high: Option<u64>,
     /// memory.events `oom_kill` and `high` (times over memory.high), cumulative.
     pub oom_kill: Option<u64>,
     pub high_events: Option<u64>,
     pub io: Option<IoStat>,
 }
+
+/// memory.max or memory.high of "max": no limit.
+pub const NO_LIMIT: u64 = u64::MAX;
 
 /// Everything read from cgroupfs in one tick.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
