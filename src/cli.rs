@@ -75,6 +75,12 @@ pub struct Cli {
     #[arg(long = "comm", value_name = "NAME")]
     pub comm: Option<String>,
 
+    /// Watch only the processes in this cgroup (v2) and below it, including ones started
+    /// later: a path below the cgroup2 mount (/system.slice/nginx.service) or under it.
+    /// The cgroup view (7) shows that subtree.
+    #[arg(long = "cgroup", value_name = "PATH")]
+    pub cgroup: Option<String>,
+
     /// When to use colour: auto (a terminal, and NO_COLOR unset), always, never.
     #[arg(
         long = "color",
@@ -207,6 +213,10 @@ pub struct CollectArgs {
     /// started later.
     #[arg(long = "comm", value_name = "NAME")]
     pub comm: Option<String>,
+
+    /// Only the processes in this cgroup (v2) and below it.
+    #[arg(long = "cgroup", value_name = "PATH")]
+    pub cgroup: Option<String>,
 
     /// Do not load eBPF programs: the /proc view only.
     #[arg(long = "no-bpf")]
@@ -358,6 +368,7 @@ impl Cli {
         };
         let mut pids = self.pids.clone();
         let mut comm = self.comm.clone();
+        let mut cgroup = self.cgroup.clone();
         let (mut delay, mut rt, mut no_bpf) = (self.delay, self.rt, self.no_bpf);
         if let Some(Command::Profile(a)) = &self.command {
             rt |= a.rt;
@@ -380,6 +391,9 @@ impl Cli {
             if s.comm.is_some() {
                 comm = s.comm.clone();
             }
+            if s.cgroup.is_some() {
+                cgroup = s.cgroup.clone();
+            }
         }
         Settings {
             comm_given: comm.clone(),
@@ -390,6 +404,7 @@ impl Cli {
                 pids: (!pids.is_empty()).then_some(pids),
                 // The kernel keeps 15 bytes of a name: match what /proc/PID/comm holds.
                 comm: comm.map(|c| kernel_comm(&c).to_string()),
+                cgroup,
                 profile_hz: profile,
                 profile_off_cpu: off_cpu,
                 futex: if no_futex {

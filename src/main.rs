@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         }
         file
     });
-    let settings = cli.settings();
+    let mut settings = cli.settings();
     if settings.rt {
         // The whole process, before any thread starts (threads inherit it): loading the
         // probes, deriving and drawing must not be starved either.
@@ -48,6 +48,16 @@ fn main() -> ExitCode {
     {
         eprintln!("ttop: {e}");
         return ExitCode::FAILURE;
+    }
+    // --cgroup PATH: a cgroup that exists, named below the mount from now on.
+    if let Some(given) = settings.cfg.cgroup.take() {
+        match collect::cgroup::resolve_path(&given) {
+            Ok(rel) => settings.cfg.cgroup = Some(rel),
+            Err(e) => {
+                eprintln!("ttop: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     // What to know about --comm: printed now, and in the dashboard's banner.
     let notes = comm_notes(&settings);

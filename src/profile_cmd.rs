@@ -35,6 +35,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
             .as_deref()
             .map(|c| crate::cli::kernel_comm(c).to_string()),
         matched: Vec::new(),
+        cgroup: None,
     };
     let filtered = !args.pids.is_empty() || args.comm.is_some();
     let pids = if filtered {

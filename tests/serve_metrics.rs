@@ -116,6 +116,16 @@ fn expected(f: &Value, name: &str, labels: &[(String, String)]) -> Option<f64> {
             .unwrap()
             .clone()
     };
+    let cg = || {
+        let path = label(labels, "cgroup");
+        f["cgroups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["path"] == path)
+            .unwrap()
+            .clone()
+    };
     let locks = |field: &str| {
         let t = label(labels, "type");
         f["locks"]
@@ -167,6 +177,19 @@ fn expected(f: &Value, name: &str, labels: &[(String, String)]) -> Option<f64> {
                 .and_then(|s| num(&s[k]))
         }
         "ttop_sched_gaps" => num(&f["drops_by_map"]["sched_gaps"]),
+        "ttop_cgroup_cpu_percent" => num(&cg()["cpu_pct"]),
+        "ttop_cgroup_cpu_limit_cpus" => num(&cg()["cpu_limit"]),
+        "ttop_cgroup_throttled_percent" => num(&cg()["throttled_pct"]),
+        "ttop_cgroup_throttled_seconds_per_second" => {
+            num(&cg()["throttled_ms"]).map(|v| v / 1e3 / iv)
+        }
+        "ttop_cgroup_cpu_pressure_some_avg10" => num(&cg()["cpu_pressure"]["some_avg10"]),
+        "ttop_cgroup_memory_pressure_full_avg10" => num(&cg()["memory_pressure"]["full_avg10"]),
+        "ttop_cgroup_io_pressure_full_avg10" => num(&cg()["io_pressure"]["full_avg10"]),
+        "ttop_cgroup_memory_bytes" => num(&cg()["memory_current"]),
+        "ttop_cgroup_runqueue_wait_seconds_per_second" => {
+            num(&cg()["runq_wait_ms"]).map(|v| v / 1e3 / iv)
+        }
         other => panic!("metric {other} has no JSON field to check it against"),
     }
 }

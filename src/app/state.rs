@@ -63,6 +63,7 @@ pub struct App {
     pub contention: ContentionView,
     /// Sort state of the IPI/TLB and latency views.
     pub irq: super::irq_view::IrqView,
+    pub cgroups: super::cgroup_view::CgroupView,
     /// With a filter: watched processes that exited, when (wall clock s) and their last
     /// figures, so an exit reads as an exit and not as an empty screen.
     pub exited: BTreeMap<u32, (f64, ProcFrame)>,
@@ -134,6 +135,7 @@ impl App {
             thread_pid: None,
             contention: ContentionView::default(),
             irq: Default::default(),
+            cgroups: Default::default(),
             exited: BTreeMap::new(),
             notes: Vec::new(),
             hide_exited: false,
@@ -429,6 +431,7 @@ impl App {
         if self.contention.handle(self.view, a)
             || self.irq.handle(self.view, a)
             || self.profile.handle(self.view, a)
+            || self.cgroups.handle(self.view, a)
         {
             return;
         }

@@ -12,6 +12,7 @@ pub enum View {
     Ipi,
     Latency,
     Profile,
+    Cgroups,
 }
 
 impl View {
@@ -22,6 +23,7 @@ impl View {
         View::Ipi,
         View::Latency,
         View::Profile,
+        View::Cgroups,
     ];
 
     pub fn title(self) -> &'static str {
@@ -32,6 +34,7 @@ impl View {
             View::Ipi => "IPIs/TLB",
             View::Latency => "Latency",
             View::Profile => "Profile",
+            View::Cgroups => "Cgroups",
         }
     }
 }
@@ -44,6 +47,7 @@ impl From<FindingView> for View {
             FindingView::Locks => View::Locks,
             FindingView::Ipi => View::Ipi,
             FindingView::Latency => View::Latency,
+            FindingView::Cgroups => View::Cgroups,
         }
     }
 }
@@ -62,6 +66,7 @@ mod tests {
             (FindingView::Locks, View::Locks),
             (FindingView::Ipi, View::Ipi),
             (FindingView::Latency, View::Latency),
+            (FindingView::Cgroups, View::Cgroups),
         ];
         assert_eq!(want.len(), FindingView::ALL.len());
         for (fv, v) in want {

@@ -25,6 +25,8 @@ pub struct Collector {
     /// process, for off-CPU stacks); None: it follows the filter.
     profile_pids: Option<Vec<u32>>,
     scanner: ProcScanner,
+    /// cgroupfs (None without a cgroup2 mount).
+    cgroups: Option<crate::collect::cgroup::CgroupCollector>,
     /// /proc/stat, loadavg, uptime and /proc/interrupts, kept open.
     system: proc_scan::SystemFiles,
     interrupts: crate::collect::procfs::files::SysFile,
@@ -50,10 +52,11 @@ pub struct Collector {
 const CHURN_MIN: u64 = 10;
 
 fn filter_spec(cfg: &Config) -> Option<FilterSpec> {
-    (cfg.pids.is_some() || cfg.comm.is_some()).then(|| FilterSpec {
+    cfg.filtered().then(|| FilterSpec {
         pids: cfg.pids.clone().unwrap_or_default(),
         comm: cfg.comm.clone(),
         matched: Vec::new(),
+        cgroup: cfg.cgroup.clone(),
     })
 }
 
@@ -201,6 +204,7 @@ impl Collector {
             profiler: None,
             profile_pids: None,
             scanner: ProcScanner::new(None),
+            cgroups: crate::collect::cgroup::CgroupCollector::new(cfg.cgroup.as_deref()),
             system: proc_scan::SystemFiles::default(),
             interrupts: crate::collect::procfs::files::SysFile::new(c"/proc/interrupts"),
             filter: filter_spec(cfg),
@@ -350,6 +354,7 @@ impl Collector {
             churning,
         });
         let procs = self.scanner.scan_with(dirty);
+        let cgroups = self.cgroups.as_mut().map(|c| c.read_all());
         let stat = self.system.read();
         let mono = mono_ns();
         let wall = wall_ns();
@@ -380,6 +385,7 @@ impl Collector {
             contention: self.contention.as_mut().map(|c| c.read(mono)),
             profile: self.profiler.as_mut().map(|p| p.take()),
             top_scan: self.scanner.pace.as_ref().map(|_| self.scanner.top_scan),
+            cgroups,
         };
         self.seq += 1;
         self.others_per_cpu = self.runnable_per_cpu(&sample);

@@ -11,6 +11,9 @@ pub struct Config {
     pub pids: Option<Vec<u32>>,
     /// Only processes with this comm (ttop --comm), resolved every tick.
     pub comm: Option<String>,
+    /// Only processes in this cgroup and below (ttop --cgroup), resolved every tick; a
+    /// path below the cgroup2 mount once main has checked it (`cgroup::resolve_path`).
+    pub cgroup: Option<String>,
     /// Sample on-CPU stacks at this rate per CPU (ttop --profile).
     pub profile_hz: Option<u64>,
     /// Weight stacks by time off the CPU instead (--profile --off-cpu).
@@ -42,9 +45,14 @@ impl Config {
         match self.futex {
             FutexChoice::Off => FutexHooks::Off,
             FutexChoice::Calls => FutexHooks::Calls,
-            _ if self.pids.is_some() || self.comm.is_some() => FutexHooks::Calls,
+            _ if self.filtered() => FutexHooks::Calls,
             FutexChoice::Sleeps | FutexChoice::OnDemand => FutexHooks::Sleeps,
         }
+    }
+
+    /// The session watches some processes only (-p, --comm, --cgroup).
+    pub fn filtered(&self) -> bool {
+        self.pids.is_some() || self.comm.is_some() || self.cgroup.is_some()
     }
 
     /// Whether the per-call programs are loaded beside the scheduler ones.

@@ -4,7 +4,8 @@
 use crate::model::sample::FilterSpec;
 
 /// PIDs matching `spec` now: the explicit PIDs (kept even after they exit, so their end
-/// is reported) plus every process whose comm equals `spec.comm`.
+/// is reported) plus every process whose comm equals `spec.comm`, plus those in the
+/// cgroup `spec.cgroup` and below it (their cgroup.procs).
 pub fn resolve(spec: &FilterSpec) -> Vec<u32> {
     let mut pids = spec.pids.clone();
     if let Some(want) = spec.comm.as_deref()
@@ -19,6 +20,9 @@ pub fn resolve(spec: &FilterSpec) -> Vec<u32> {
                 pids.push(pid);
             }
         }
+    }
+    if let Some(cg) = spec.cgroup.as_deref() {
+        pids.extend(super::cgroup::procs_under(cg));
     }
     pids.sort_unstable();
     pids.dedup();

@@ -6,6 +6,7 @@
 //! (the plumbing they share). `collector` runs them all once per tick.
 
 pub mod bpf;
+pub mod cgroup;
 pub mod collector;
 pub mod config;
 pub mod contention;

@@ -205,6 +205,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     super::contention::frame::derive_into(&mut frame, prev, cur);
     super::irq::derive_into(&mut frame, prev, cur);
     super::latency::derive_into(&mut frame, prev, cur);
+    super::cgroup::derive_into(&mut frame, prev, cur);
     if let Some(f) = &cur.filter {
         super::scope::scope_to_filter(&mut frame, &f.matched);
     }
@@ -220,6 +221,9 @@ pub fn filter_label(f: &crate::model::sample::FilterSpec) -> String {
     }
     if let Some(c) = &f.comm {
         parts.push(format!("comm {c}"));
+    }
+    if let Some(c) = &f.cgroup {
+        parts.push(format!("cgroup {c}"));
     }
     parts.join(" + ")
 }

@@ -226,6 +226,7 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
         rss_pages: p.rss / 4,
         starttime: 12345,
         tasks,
+        cgroup: Default::default(),
     }
 }
 
@@ -442,6 +443,7 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
             rss_pages: 1000 + u64::from(i),
             starttime: 100,
             tasks,
+            cgroup: Default::default(),
         });
     }
     s

@@ -65,6 +65,9 @@ pub struct Frame {
     pub findings: Vec<super::findings::Finding>,
     /// The interval's on-CPU stacks (`--profile`; null when stacks are not sampled).
     pub profile: Option<super::profile::ProfileFrame>,
+    /// Cgroups (v2) as a tree, parents first: CPU, throttling, pressure, memory, I/O and
+    /// their processes (empty without a cgroup2 mount).
+    pub cgroups: Vec<super::cgroup::CgroupFrame>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

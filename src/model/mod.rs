@@ -1,6 +1,7 @@
 //! Data model: raw Samples (what a tick collected) and Frames (what the screen shows).
 
 pub mod canon;
+pub mod cgroup;
 pub mod contention;
 pub mod derive;
 pub mod features;

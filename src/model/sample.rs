@@ -112,6 +112,15 @@ pub struct ProcScan {
     pub starttime: u64,
     /// The threads the scan found (empty when the task directory vanished mid-scan).
     pub tasks: Vec<TaskScan>,
+    /// Its cgroup v2 path (/proc/PID/cgroup's "0::" line), shared among the processes of
+    /// one cgroup; empty on a host without cgroup v2 and in older recordings (and then
+    /// not written, so those read back byte for byte).
+    #[serde(default, skip_serializing_if = "str_empty")]
+    pub cgroup: Arc<str>,
+}
+
+fn str_empty(s: &Arc<str>) -> bool {
+    s.is_empty()
 }
 
 /// Per-CPU scheduler counters from BPF (cumulative, except runq_max).
@@ -214,6 +223,10 @@ pub struct FilterSpec {
     /// PIDs that matched when the sample was taken.
     #[serde(default)]
     pub matched: Vec<u32>,
+    /// ttop --cgroup: the processes in this cgroup and below it (a path below the
+    /// cgroup2 mount); the cgroup view shows that subtree.
+    #[serde(default)]
+    pub cgroup: Option<String>,
 }
 
 /// What one tick collected.
@@ -249,6 +262,10 @@ pub struct Sample {
     /// recordings made before ttop sampled stacks).
     #[serde(default)]
     pub profile: Option<super::profile::ProfileSample>,
+    /// cgroup v2 counters from cgroupfs (None without a cgroup2 mount, and in recordings
+    /// made before ttop read them).
+    #[serde(default)]
+    pub cgroups: Option<super::cgroup::CgroupSample>,
 }
 
 /// What the /proc scan (paced to top's, see collect/procfs/top_pace.rs) missed and why. The
@@ -337,6 +354,7 @@ mod tests {
                     utime: 1,
                     stime: 2,
                 }],
+                cgroup: Default::default(),
             };
             let old = StringProc {
                 pid: 7,

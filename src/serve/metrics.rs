@@ -18,7 +18,7 @@ type Labels = Vec<(String, String)>;
 type Fam = Family<Labels, G>;
 
 /// Registers gauges on a registry as they are given values.
-struct Out {
+pub(super) struct Out {
     reg: Registry,
 }
 
@@ -32,7 +32,7 @@ impl Out {
     }
 
     /// A labelled gauge; rows whose value is None are left out.
-    fn family(
+    pub(super) fn family(
         &mut self,
         name: &str,
         help: &str,
@@ -52,7 +52,7 @@ impl Out {
     }
 }
 
-fn l(pairs: &[(&str, String)]) -> Labels {
+pub(super) fn l(pairs: &[(&str, String)]) -> Labels {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
@@ -296,6 +296,7 @@ pub fn render(f: &Frame, top: usize) -> String {
         Some(f.drops_by_map.sched_gaps as f64),
     );
 
+    super::cgroup_metrics::render(&mut o, f, top);
     let mut text = String::new();
     encode(&mut text, &o.reg).expect("writing to a String cannot fail");
     text

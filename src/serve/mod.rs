@@ -5,6 +5,7 @@
 //! never a mix. The HTTP side is a std `TcpListener` on its own thread: one route, no
 //! async runtime.
 
+mod cgroup_metrics;
 pub mod http;
 pub mod metrics;
 

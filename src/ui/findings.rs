@@ -21,7 +21,8 @@ pub fn lines(fr: &Frame, max: usize, selected: usize, th: &Theme) -> Vec<Line<'s
     if max == 0 {
         return Vec::new();
     }
-    if fr.mode != "bpf" {
+    // The cgroup findings come from cgroupfs: procfs-only mode lists them when it has any.
+    if fr.mode != "bpf" && fr.findings.is_empty() {
         return vec![Line::from(Span::styled(
             format!(
                 " findings need eBPF: none of the {} kinds is guessed from /proc ({})",

@@ -64,6 +64,7 @@ pub fn columns(app: &App) -> Vec<(&'static str, &'static str)> {
         View::Ipi => ipi::COLUMNS.to_vec(),
         View::Latency => latency::COLUMNS.to_vec(),
         View::Profile => profile::COLUMNS.to_vec(),
+        View::Cgroups => super::cgroups::COLUMNS.to_vec(),
     }
 }
 

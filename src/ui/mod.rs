@@ -1,6 +1,7 @@
 //! Rendering: pure functions of (&App, &Frame) into ratatui widgets. No I/O, no BPF,
 //! no /proc. Panels drop in a fixed order as the terminal shrinks (see `layout`).
 
+pub mod cgroups;
 pub mod cores;
 pub mod findings;
 pub mod fmt;
@@ -59,6 +60,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
         View::Ipi => ipi::render(f, body, app, frame, &th),
         View::Latency => latency::render(f, body, app, frame, &th),
         View::Profile => profile::render(f, body, app, frame, &th),
+        View::Cgroups => cgroups::render(f, body, app, frame, &th),
     }
     footer::render(f, foot, app, &th);
     if app.show_findings {

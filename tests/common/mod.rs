@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub mod bpftrace;
+pub mod cgroup;
 pub mod profile;
 pub mod screen;
 pub mod stream;

@@ -119,7 +119,8 @@ pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
         .args([
             "-append",
             // Warnings and worse (a soft lockup, an RCU stall) reach the console.
-            "console=ttyS0 panic=-1 quiet loglevel=4",
+            // psi=1: Debian builds PSI in but off by default (the cgroup tests read it).
+            "console=ttyS0 panic=-1 quiet loglevel=4 psi=1",
             "-virtfs",
             "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             "-virtfs",

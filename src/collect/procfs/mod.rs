@@ -3,6 +3,7 @@
 //! descriptors, nothing re-read that eBPF says has not changed), and never the files that
 //! take a process's mmap_lock.
 
+pub mod cgroup_of;
 pub mod files;
 pub mod scan;
 pub mod system;

@@ -64,6 +64,7 @@ pub struct ProcScanner {
     top_cost: Option<TopCost>,
     /// What the last scan missed, as top would have.
     pub top_scan: TopScan,
+    cgroup_of: super::cgroup_of::CgroupOf,
 }
 
 /// A thread with no mark is still read every this many scans, and /proc and task/ listed
@@ -419,6 +420,7 @@ impl ProcScanner {
                 rss_pages: st.rss,
                 starttime: st.starttime,
                 tasks,
+                cgroup: (self.cgroup_of).read(proc_dir, pid_path(&mut path, pid, None, b"cgroup")),
             };
             if dirty.is_some() {
                 next_seen.insert(pid, p.clone());

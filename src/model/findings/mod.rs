@@ -4,6 +4,7 @@
 //! the view that shows each finding's evidence (`view`).
 //! Pure: unit-tested on fixture Frames.
 
+pub mod cgroup;
 pub mod evidence;
 pub mod rules;
 mod view;
@@ -12,6 +13,8 @@ mod window;
 pub use view::FindingView;
 pub use window::*;
 
+#[cfg(test)]
+mod cgroup_tests;
 #[cfg(test)]
 mod evidence_tests;
 #[cfg(test)]

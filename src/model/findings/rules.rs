@@ -126,11 +126,13 @@ fn key(parts: &[u64]) -> u64 {
 
 /// The candidates one frame shows.
 pub fn observe(fr: &Frame) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // From cgroupfs: procfs-only mode has these too.
+    super::cgroup::observe(fr, &mut out);
     if fr.mode != "bpf" {
-        return Vec::new();
+        return out;
     }
     let secs = fr.interval_s.max(1e-3);
-    let mut out = Vec::new();
     thread_churn(fr, secs, &mut out);
     scan_undercount(fr, &mut out);
     cpu_saturation(fr, &mut out);

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// Where a finding's evidence is on screen. `--json` writes it as `findings[].view`, the
-/// lowercase name (`main`, `futexes`, `locks`, `ipi`, `latency`): a public contract, so a
+/// lowercase name (`main`, `futexes`, `locks`, `ipi`, `latency`, `cgroups`): a public contract, so a
 /// variant added here is a new name, and an existing name never changes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -16,15 +16,17 @@ pub enum FindingView {
     Locks,
     Ipi,
     Latency,
+    Cgroups,
 }
 
 impl FindingView {
-    pub const ALL: [FindingView; 5] = [
+    pub const ALL: [FindingView; 6] = [
         FindingView::Main,
         FindingView::Futexes,
         FindingView::Locks,
         FindingView::Ipi,
         FindingView::Latency,
+        FindingView::Cgroups,
     ];
 
     /// The name `--json` writes.
@@ -35,6 +37,7 @@ impl FindingView {
             FindingView::Locks => "locks",
             FindingView::Ipi => "ipi",
             FindingView::Latency => "latency",
+            FindingView::Cgroups => "cgroups",
         }
     }
 }
@@ -49,7 +52,10 @@ mod tests {
     #[test]
     fn json_names_are_the_contracts_strings() {
         let names: Vec<&str> = FindingView::ALL.iter().map(|v| v.name()).collect();
-        assert_eq!(names, ["main", "futexes", "locks", "ipi", "latency"]);
+        assert_eq!(
+            names,
+            ["main", "futexes", "locks", "ipi", "latency", "cgroups"]
+        );
         for v in FindingView::ALL {
             assert_eq!(serde_json::to_value(v).unwrap(), v.name(), "{v:?}");
         }

@@ -41,7 +41,8 @@ impl Severity {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Finding {
     /// Stable name: thread_churn, scan_undercount, cpu_saturation, hot_lock,
-    /// idle_futex_storm, mmap_lock_stall, sched_stall, tlb_storm, lost_data.
+    /// idle_futex_storm, mmap_lock_stall, sched_stall, tlb_storm, lost_data,
+    /// cpu_throttled, memory_pressure, io_pressure.
     pub kind: &'static str,
     pub severity: Severity,
     /// Wall clock (Unix seconds) at the end of the first interval of this run, as far
@@ -58,11 +59,15 @@ pub struct Finding {
     /// Futex words ("pid:0xaddr") or kernel locks ("0xaddr") involved.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub addrs: Vec<String>,
+    /// The cgroup involved (a path below the cgroup2 mount), for the cgroup findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
     /// What is happening and what usually fixes it, one sentence.
     pub summary: String,
     /// The figures that triggered it, per second where the name ends in `_per_s`.
     pub figures: BTreeMap<&'static str, f64>,
-    /// The view that shows the evidence (JSON: main, futexes, locks, ipi, latency).
+    /// The view that shows the evidence (JSON: main, futexes, locks, ipi, latency,
+    /// cgroups).
     pub view: FindingView,
     #[serde(skip)]
     pub key: u64,
@@ -191,7 +196,8 @@ impl Window {
     }
 }
 
-/// Kinds that need eBPF (all of them today): procfs-only mode says so instead of guessing.
+/// Kinds that need eBPF (all but the cgroup ones, `findings::cgroup`): procfs-only mode
+/// says so instead of guessing.
 pub const KINDS: &[&str] = &[
     "thread_churn",
     "scan_undercount",
