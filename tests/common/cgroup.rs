@@ -30,11 +30,18 @@ impl Cg {
     /// reason printed; a failure under CI) when this host cannot give them: no cgroup2
     /// mount, or a controller bound to a cgroup v1 hierarchy.
     pub fn parent(test: &str, controllers: &[&str]) -> Option<Cg> {
+        // On a host without the controllers in v2 (a hybrid hierarchy, as this
+        // project's CI machine has) the same tests run in a Debian 6.12 guest, by
+        // kernel_cgroup::under_qemu_with_every_controller; there (TTOP_VM) and on a
+        // host that has cgroup v2, CI=true must run them.
         let skip = |why: String| {
-            if super::is_ci() {
+            if super::is_ci() && std::env::var_os("TTOP_VM").is_some() {
                 panic!("{test}: {why}: CI=true must run it");
             }
-            eprintln!("SKIPPED {test}: {why}");
+            eprintln!(
+                "SKIPPED {test} on this host: {why}; it runs under QEMU in \
+                 kernel_cgroup::under_qemu_with_every_controller"
+            );
             None
         };
         let Some(m) = mount() else {
