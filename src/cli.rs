@@ -270,10 +270,16 @@ pub struct RecordArgs {
     #[arg(long = "metrics", value_name = "ADDR")]
     pub metrics: Option<String>,
 
-    /// With --metrics: how many processes and futex words get their own labelled series
-    /// (default 10).
+    /// With --metrics: how many processes and futex words get their own labelled series,
+    /// and how many command names get their own counters (default 20; see `ttop serve`).
     #[arg(long = "top", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100), requires = "metrics")]
     pub top: Option<u16>,
+
+    /// With --metrics: what ranks the command names that get their own counters (as
+    /// `ttop serve --top-by`).
+    #[arg(long = "top-by", value_name = "KEY", value_enum, value_delimiter = ',',
+          default_values_t = crate::serve::groups::DEFAULT_TOP_BY, requires = "metrics")]
+    pub top_by: Vec<crate::serve::groups::TopBy>,
 
     #[command(flatten)]
     pub collect: CollectArgs,
@@ -282,7 +288,7 @@ pub struct RecordArgs {
 impl RecordArgs {
     pub const DEFAULT_ROTATE: Duration = Duration::from_secs(3600);
     pub const DEFAULT_KEEP: Duration = Duration::from_secs(7 * 86_400);
-    pub const DEFAULT_TOP: u16 = 10;
+    pub const DEFAULT_TOP: u16 = 20;
 }
 
 #[derive(Debug, Args)]
@@ -308,10 +314,19 @@ pub struct ServeArgs {
     #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:9464")]
     pub listen: String,
 
-    /// How many processes and futex words get their own labelled series (the label
-    /// cardinality stays bounded however many processes run).
-    #[arg(long = "top", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    /// How many processes and futex words get their own labelled series, and how many
+    /// command names get their own `ttop_process_group_*_total` counters (every other
+    /// process adds to one `comm=""` series): the series stay bounded however many
+    /// processes come and go.
+    #[arg(long = "top", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub top: u16,
+
+    /// What ranks the command names that get their own counters: cpu (on-CPU seconds),
+    /// runq-wait (seconds waiting for a CPU), threads (threads created), futex-wait
+    /// (seconds in futex waits); several add up (cpu,runq-wait).
+    #[arg(long = "top-by", value_name = "KEY", value_enum, value_delimiter = ',',
+          default_values_t = crate::serve::groups::DEFAULT_TOP_BY)]
+    pub top_by: Vec<crate::serve::groups::TopBy>,
 
     #[command(flatten)]
     pub collect: CollectArgs,
