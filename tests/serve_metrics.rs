@@ -14,14 +14,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn curl(url: &str) -> Option<String> {
     let o = Command::new("curl")
         .args(["-sf", "--max-time", "5", url])

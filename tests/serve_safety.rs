@@ -8,7 +8,7 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::FromRawFd;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,14 +20,6 @@ use common::*;
 const MAX_CONNS: usize = 8;
 const DEADLINE: Duration = Duration::from_secs(5);
 const INTERVAL_S: f64 = 0.2;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// One request on a fresh connection; the whole answer.
 fn get(port: u16, head: &str) -> String {
@@ -174,14 +166,4 @@ fn stuck_clients_are_cut_off_and_never_stall_the_collector() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
     assert!(wait_timeout(&mut child.0, Duration::from_secs(10)));
-}
-
-/// The server, killed if an assertion ends the test first.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

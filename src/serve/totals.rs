@@ -86,6 +86,23 @@ impl Totals {
     /// Add the interval `f` to the counters.
     pub fn add(&mut self, f: &Frame) {
         let iv = f.interval_s;
+        // What eBPF measures starts at 0, not absent, even while no process counts
+        // (a `--comm` that has not started yet): increase() needs the series at 0 first.
+        if f.mode == "bpf" {
+            for c in [
+                &mut self.threads_created,
+                &mut self.threads_exited,
+                &mut self.ghost_threads,
+            ] {
+                c.get_or_insert(0);
+            }
+            self.cpu_true_s.get_or_insert(0.0);
+            self.runq_wait_s.get_or_insert(0.0);
+        }
+        if f.contention.contention_measured.futex {
+            self.futex_waits.get_or_insert(0);
+            self.futex_wait_s.get_or_insert(0.0);
+        }
         self.frames += 1;
         self.seconds += iv;
         self.ctxt += f.ctxt;
