@@ -177,6 +177,12 @@ pub struct ProfileArgs {
     #[arg(long = "svg", value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
+    /// Also (or only) write the profile in pprof's protobuf format to FILE, for `go tool
+    /// pprof`, Pyroscope, Parca or Grafana (on-CPU: samples and CPU nanoseconds; with
+    /// --off-cpu: off-CPU nanoseconds).
+    #[arg(long = "pprof", value_name = "FILE")]
+    pub pprof: Option<PathBuf>,
+
     /// Run at real-time priority (SCHED_FIFO 1; needs root), as `ttop --rt`: on a
     /// saturated machine the thread that drains the samples is otherwise starved and
     /// the ring buffer drops them (off-CPU mode under thread churn: most of them).

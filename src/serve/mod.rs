@@ -26,10 +26,13 @@ use crate::collect::Collector;
 use crate::model::{Sample, derive};
 pub use publisher::Publisher;
 
+/// A scrape's text and when it was published.
+type Published = Option<(Arc<String>, Instant)>;
+
 /// The text of the latest scrape, shared between the collecting loop and the server.
 #[derive(Clone, Default)]
 pub struct Exporter {
-    current: Arc<Mutex<Option<(Arc<String>, Instant)>>>,
+    current: Arc<Mutex<Published>>,
 }
 
 impl Exporter {
@@ -49,7 +52,7 @@ impl Exporter {
     }
 
     /// The latest text and when it was published.
-    pub fn latest(&self) -> Option<(Arc<String>, Instant)> {
+    pub fn latest(&self) -> Published {
         self.current
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -24,6 +24,12 @@ pub fn l(pairs: &[(&str, String)]) -> Labels {
         .collect()
 }
 
+impl Default for Out {
+    fn default() -> Out {
+        Out::new()
+    }
+}
+
 impl Out {
     pub fn new() -> Out {
         Out {

@@ -252,3 +252,16 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The Go toolchain: `go` on PATH, else where the official tarball installs it.
+pub fn go_bin() -> Option<PathBuf> {
+    let on_path = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if on_path {
+        return Some("go".into());
+    }
+    let local = PathBuf::from("/usr/local/go/bin/go");
+    local.exists().then_some(local)
+}
