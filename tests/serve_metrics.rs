@@ -39,6 +39,8 @@ fn parse(text: &str) -> Scrape {
             // OpenMetrics counters come through untyped: the TYPE line names the family
             // (`ttop_x`), the sample is `ttop_x_total`.
             prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+            // The latency histogram's buckets: its _count is checked below.
+            prometheus_parse::Value::Histogram(_) => continue,
             other => panic!("{}: not a gauge or counter: {other:?}", s.metric),
         };
         let mut labels: Vec<(String, String)> = s
@@ -194,6 +196,14 @@ fn expected_total(
         "ttop_futex_wait_seconds_total" => procs("futex_wait_ms", 1e-3),
         "ttop_runqueue_wait_seconds_total" => procs("runq_wait_ms", 1e-3),
         "ttop_dropped_events_total" => upto.map(|f| f["drops"].as_f64().unwrap()).sum(),
+        "ttop_cpu_sched_latency_seconds_count" => {
+            let c: u64 = label(labels, "cpu").parse().unwrap();
+            upto.filter_map(|f| f["latency"]["cpus"].as_array())
+                .flatten()
+                .filter(|x| x["cpu"] == c)
+                .filter_map(|x| x["count"].as_f64())
+                .sum()
+        }
         "ttop_cpu_ipis_total" => {
             let c: u64 = label(labels, "cpu").parse().unwrap();
             let k = label(labels, "kind");
@@ -291,7 +301,10 @@ fn metrics_equal_the_json_frame_of_the_same_tick() {
             .unwrap_or_else(|| panic!("no recorded frame with seq {}", s.seq));
         let mut group_procs = 0.0;
         for ((name, labels), got) in &s.values {
-            if name.ends_with("_total") {
+            if name == "ttop_cpu_sched_latency_seconds_sum" {
+                continue;
+            }
+            if name.ends_with("_total") || name.ends_with("_count") {
                 if let Some(want) = expected_total(&frames, s.seq, name, labels) {
                     assert!(
                         (got - want).abs() <= 1e-6 * want.abs().max(1.0),
@@ -375,6 +388,7 @@ fn metrics_equal_the_json_frame_of_the_same_tick() {
         "ttop_futex_wait_seconds_total",
         "ttop_runqueue_wait_seconds_total",
         "ttop_cpu_ipis_total",
+        "ttop_cpu_sched_latency_seconds_count",
         "ttop_process_group_cpu_seconds_total",
         "ttop_findings_total",
     ] {

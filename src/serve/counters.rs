@@ -165,6 +165,21 @@ pub fn totals(o: &mut Out, t: &Totals) {
         None,
         on(t.sched_wakeups),
     );
+    if !t.latency.is_empty() {
+        let fam = prometheus_client::metrics::family::Family::<
+            Labels,
+            super::histogram::SetHist,
+        >::default();
+        for (c, h) in &t.latency {
+            fam.get_or_create(&cpu(*c)).set(h);
+        }
+        o.reg.register_with_unit(
+            "cpu_sched_latency",
+            "Scheduling latency (wake-up to on-CPU) on this CPU, power-of-two buckets",
+            Unit::Seconds,
+            fam,
+        );
+    }
     o.counter(
         "dropped_events",
         "Events lost (a full kernel map, a lock wait nested too deep, a scheduler event not delivered)",

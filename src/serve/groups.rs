@@ -113,24 +113,21 @@ impl Groups {
         }
         let decay = 0.5f64.powf(1.0 / HALF_LIFE);
         self.score.values_mut().for_each(|s| *s *= decay);
-        self.other.procs = 0;
-        for g in self.named.values_mut() {
-            g.procs = 0;
-        }
         for (name, d) in &now {
             *self.score.entry(name.to_string()).or_default() += d.key(&self.by);
             match self.named.get_mut(*name) {
-                Some(g) => {
-                    g.add(d);
-                    g.procs = d.procs;
-                }
-                None => {
-                    self.other.add(d);
-                    self.other.procs += d.procs;
-                }
+                Some(g) => g.add(d),
+                None => self.other.add(d),
             }
         }
         self.rerank();
+        // Levels after the re-rank, so a group promoted or demoted now is counted where
+        // its series is.
+        self.other.procs = f.procs.len() as u64;
+        for (name, g) in self.named.iter_mut() {
+            g.procs = now.get(name.as_str()).map_or(0, |d| d.procs);
+            self.other.procs -= g.procs;
+        }
     }
 
     fn rerank(&mut self) {

@@ -9,6 +9,7 @@
 pub mod counters;
 pub mod findings;
 pub mod groups;
+pub mod histogram;
 pub mod http;
 pub mod metrics;
 pub mod out;

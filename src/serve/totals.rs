@@ -65,6 +65,8 @@ pub struct Totals {
     pub tlb_ipis: Option<u64>,
     /// Scheduling-latency samples (wakeup to on-CPU) counted by the latency probe.
     pub sched_wakeups: Option<u64>,
+    /// Scheduling latency per CPU, summed.
+    pub latency: BTreeMap<u32, super::histogram::LatHist>,
     pub drops: u64,
     pub sched_gaps: u64,
     pub stacks_unstored: u64,
@@ -167,6 +169,12 @@ impl Totals {
                 &mut self.sched_wakeups,
                 Some(l.cpus.iter().map(|c| c.count).sum()),
             );
+            for c in &l.cpus {
+                self.latency
+                    .entry(c.cpu)
+                    .or_default()
+                    .add(&c.hist, c.sum_ns);
+            }
         }
         self.drops += f.drops;
         self.sched_gaps += f.drops_by_map.sched_gaps;
