@@ -188,6 +188,12 @@ pub struct ProfileArgs {
     #[arg(long = "svg", value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
+    /// Also (or only) write the profile in pprof's protobuf format to FILE, for `go tool
+    /// pprof`, Pyroscope, Parca or Grafana (on-CPU: samples and CPU nanoseconds; with
+    /// --off-cpu: off-CPU nanoseconds).
+    #[arg(long = "pprof", value_name = "FILE")]
+    pub pprof: Option<PathBuf>,
+
     /// Run at real-time priority (SCHED_FIFO 1; needs root), as `ttop --rt`: on a
     /// saturated machine the thread that drains the samples is otherwise starved and
     /// the ring buffer drops them (off-CPU mode under thread churn: most of them).
@@ -285,10 +291,16 @@ pub struct RecordArgs {
     #[arg(long = "metrics", value_name = "ADDR")]
     pub metrics: Option<String>,
 
-    /// With --metrics: how many processes and futex words get their own labelled series
-    /// (default 10).
+    /// With --metrics: how many processes and futex words get their own labelled series,
+    /// and how many command names get their own counters (default 20; see `ttop serve`).
     #[arg(long = "top", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100), requires = "metrics")]
     pub top: Option<u16>,
+
+    /// With --metrics: what ranks the command names that get their own counters (as
+    /// `ttop serve --top-by`).
+    #[arg(long = "top-by", value_name = "KEY", value_enum, value_delimiter = ',',
+          default_values_t = crate::serve::groups::DEFAULT_TOP_BY, requires = "metrics")]
+    pub top_by: Vec<crate::serve::groups::TopBy>,
 
     #[command(flatten)]
     pub collect: CollectArgs,
@@ -297,7 +309,7 @@ pub struct RecordArgs {
 impl RecordArgs {
     pub const DEFAULT_ROTATE: Duration = Duration::from_secs(3600);
     pub const DEFAULT_KEEP: Duration = Duration::from_secs(7 * 86_400);
-    pub const DEFAULT_TOP: u16 = 10;
+    pub const DEFAULT_TOP: u16 = 20;
 }
 
 #[derive(Debug, Args)]
@@ -323,10 +335,19 @@ pub struct ServeArgs {
     #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:9464")]
     pub listen: String,
 
-    /// How many processes and futex words get their own labelled series (the label
-    /// cardinality stays bounded however many processes run).
-    #[arg(long = "top", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    /// How many processes and futex words get their own labelled series, and how many
+    /// command names get their own `ttop_process_group_*_total` counters (every other
+    /// process adds to one `comm=""` series): the series stay bounded however many
+    /// processes come and go.
+    #[arg(long = "top", value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=100))]
     pub top: u16,
+
+    /// What ranks the command names that get their own counters: cpu (on-CPU seconds),
+    /// runq-wait (seconds waiting for a CPU), threads (threads created), futex-wait
+    /// (seconds in futex waits); several add up (cpu,runq-wait).
+    #[arg(long = "top-by", value_name = "KEY", value_enum, value_delimiter = ',',
+          default_values_t = crate::serve::groups::DEFAULT_TOP_BY)]
+    pub top_by: Vec<crate::serve::groups::TopBy>,
 
     #[command(flatten)]
     pub collect: CollectArgs,

@@ -99,7 +99,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
     let lines = prof.folded();
     let to_stdout = match &args.output {
         Some(o) => o.as_os_str() == "-",
-        None => args.svg.is_none(),
+        None => args.svg.is_none() && args.pprof.is_none(),
     };
     if to_stdout {
         let mut out = std::io::stdout().lock();
@@ -115,6 +115,20 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
     }
     if let Some(svg) = &args.svg {
         write_svg(svg, &lines, args)?;
+    }
+    if let Some(path) = &args.pprof {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let took = start.elapsed();
+        let kind = crate::model::profile::pprof::Kind {
+            off_cpu: args.off_cpu,
+            hz: args.freq,
+            start_unix_ns: wall.saturating_sub(took).as_nanos() as u64,
+            duration_ns: took.as_nanos() as u64,
+        };
+        let bytes = crate::model::profile::pprof::encode(&lines, &kind);
+        std::fs::write(path, bytes).with_context(|| format!("write {}", path.display()))?;
     }
     Ok(())
 }

@@ -240,19 +240,6 @@ fn cpp_frames_are_demangled_with_inlined_calls_and_lines() {
     );
 }
 
-/// The Go toolchain: `go` on PATH, else where the official tarball installs it.
-fn go_bin() -> Option<std::path::PathBuf> {
-    let on_path = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if on_path {
-        return Some("go".into());
-    }
-    let local = std::path::PathBuf::from("/usr/local/go/bin/go");
-    local.exists().then_some(local)
-}
-
 /// Seed 003's idle Go program: its futex calls all come from the Go runtime, and its
 /// stacks read as Go names (runtime.futex <- runtime.notesleep <- ...), the caller the
 /// first frame outside the runtime's futex and note code (the M parking).

@@ -14,14 +14,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn curl(url: &str) -> Option<String> {
     let o = Command::new("curl")
         .args(["-sf", "--max-time", "5", url])
@@ -44,8 +36,12 @@ fn parse(text: &str) -> Scrape {
     let mut values = BTreeMap::new();
     for s in scrape.samples {
         let v = match s.value {
+            // OpenMetrics counters come through untyped: the TYPE line names the family
+            // (`ttop_x`), the sample is `ttop_x_total`.
             prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
-            other => panic!("{}: not a gauge: {other:?}", s.metric),
+            // The latency histogram's buckets: its _count is checked below.
+            prometheus_parse::Value::Histogram(_) => continue,
+            other => panic!("{}: not a gauge or counter: {other:?}", s.metric),
         };
         let mut labels: Vec<(String, String)> = s
             .labels
@@ -194,6 +190,55 @@ fn expected(f: &Value, name: &str, labels: &[(String, String)]) -> Option<f64> {
     }
 }
 
+/// What a `_total` counter must be at the frame with `seq`: its JSON field summed over
+/// every frame up to it (the counters start with serve). None for counters this test
+/// does not check against JSON (lock totals: the JSON lock table is cut to 64 rows).
+fn expected_total(
+    frames: &[Value],
+    seq: u64,
+    name: &str,
+    labels: &[(String, String)],
+) -> Option<f64> {
+    let upto = frames.iter().filter(|f| f["seq"].as_u64().unwrap() <= seq);
+    let procs = |field: &'static str, scale: f64| {
+        upto.clone()
+            .flat_map(|f| f["procs"].as_array().unwrap().iter())
+            .filter_map(|p| p[field].as_f64())
+            .map(|v| v * scale)
+            .sum::<f64>()
+    };
+    Some(match name {
+        "ttop_frames_total" => upto.count() as f64,
+        "ttop_collected_seconds_total" => upto.map(|f| f["interval_s"].as_f64().unwrap()).sum(),
+        "ttop_context_switches_total" => upto.map(|f| f["ctxt"].as_f64().unwrap()).sum(),
+        "ttop_forks_total" => upto.map(|f| f["forks"].as_f64().unwrap()).sum(),
+        "ttop_threads_created_total" => procs("threads_created", 1.0),
+        "ttop_threads_exited_total" => procs("threads_exited", 1.0),
+        "ttop_ghost_threads_total" => procs("ghost_threads", 1.0),
+        "ttop_futex_waits_total" => procs("futex_slept", 1.0),
+        "ttop_futex_wait_seconds_total" => procs("futex_wait_ms", 1e-3),
+        "ttop_runqueue_wait_seconds_total" => procs("runq_wait_ms", 1e-3),
+        "ttop_dropped_events_total" => upto.map(|f| f["drops"].as_f64().unwrap()).sum(),
+        "ttop_cpu_sched_latency_seconds_count" => {
+            let c: u64 = label(labels, "cpu").parse().unwrap();
+            upto.filter_map(|f| f["latency"]["cpus"].as_array())
+                .flatten()
+                .filter(|x| x["cpu"] == c)
+                .filter_map(|x| x["count"].as_f64())
+                .sum()
+        }
+        "ttop_cpu_ipis_total" => {
+            let c: u64 = label(labels, "cpu").parse().unwrap();
+            let k = label(labels, "kind");
+            upto.flat_map(|f| f["cpus"].as_array().unwrap().iter())
+                .filter(|x| x["cpu"] == c)
+                .filter_map(|x| x["ipi"][k].as_f64())
+                .sum()
+        }
+        _ => return None,
+    })
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-9)
 }
@@ -277,7 +322,49 @@ fn metrics_equal_the_json_frame_of_the_same_tick() {
             .iter()
             .find(|f| f["seq"].as_u64() == Some(s.seq))
             .unwrap_or_else(|| panic!("no recorded frame with seq {}", s.seq));
+        let mut group_procs = 0.0;
         for ((name, labels), got) in &s.values {
+            if name == "ttop_cpu_sched_latency_seconds_sum" {
+                continue;
+            }
+            if name.ends_with("_total") || name.ends_with("_count") {
+                if let Some(want) = expected_total(&frames, s.seq, name, labels) {
+                    assert!(
+                        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+                        "seq {}: {name}{labels:?} = {got}, the JSON frames up to it add up to {want}",
+                        s.seq
+                    );
+                    checked += 1;
+                }
+                names.insert(name.clone());
+                continue;
+            }
+            if name == "ttop_process_group_processes" {
+                group_procs += got;
+                continue;
+            }
+            if name == "ttop_finding_active" {
+                // 1 for an active finding of that kind, 0 for a past one; an empty
+                // severity says the frame lists none of that kind.
+                let kind = label(labels, "kind");
+                let listed: Vec<&Value> = f["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|x| x["kind"] == kind)
+                    .collect();
+                if label(labels, "severity").is_empty() {
+                    assert!(listed.is_empty() && *got == 0.0, "{kind}: {got} {listed:?}");
+                } else {
+                    let active = *got == 1.0;
+                    assert!(
+                        listed.iter().any(|x| x["active"] == active),
+                        "{kind} = {got} but the frame lists {listed:?}"
+                    );
+                }
+                checked += 1;
+                continue;
+            }
             let want = expected(f, name, labels).unwrap_or_else(|| {
                 panic!("{name}{labels:?} = {got} but the frame's field is null")
             });
@@ -289,6 +376,14 @@ fn metrics_equal_the_json_frame_of_the_same_tick() {
             names.insert(name.clone());
             checked += 1;
         }
+        // Every process of the frame is in exactly one group series (its comm's, or
+        // comm="" for the rest).
+        assert_eq!(
+            group_procs,
+            f["procs"].as_array().unwrap().len() as f64,
+            "seq {}: process groups do not add up to the frame's processes",
+            s.seq
+        );
         let procs = s
             .values
             .keys()
@@ -311,6 +406,14 @@ fn metrics_equal_the_json_frame_of_the_same_tick() {
         "ttop_futex_contended_waits_per_second",
         "ttop_futex_wait_seconds_per_second",
         "ttop_drops",
+        "ttop_threads_created_total",
+        "ttop_futex_waits_total",
+        "ttop_futex_wait_seconds_total",
+        "ttop_runqueue_wait_seconds_total",
+        "ttop_cpu_ipis_total",
+        "ttop_cpu_sched_latency_seconds_count",
+        "ttop_process_group_cpu_seconds_total",
+        "ttop_findings_total",
     ] {
         assert!(names.contains(want), "{want} never exported; got {names:?}");
     }

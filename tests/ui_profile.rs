@@ -398,6 +398,15 @@ fn export_writes_the_zoomed_subtree() {
     );
     let msg = app.profile.message.clone().unwrap();
     assert!(msg.contains("through worker_main"), "{msg}");
+    // The same stacks as pprof beside it (the format is checked by go tool pprof in
+    // kernel_pprof): every frame name of the folded file is in its string table.
+    let pb = std::fs::read(dir.join("ttop-20261118T110640Z.pb")).unwrap();
+    for name in zoom.trim_end_matches(';').split(';') {
+        assert!(
+            pb.windows(name.len()).any(|w| w == name.as_bytes()),
+            "{name} not in the pprof file"
+        );
+    }
     // In the table every stack is shown, and written (a second file that second: -1).
     key(&mut app, KeyCode::Char('t'));
     app.profile.export_to(&dir, t);

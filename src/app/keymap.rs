@@ -105,7 +105,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('t')], action: Action::ProfileTable, label: "t", help: "table of functions by self and total samples (perf report)", footer: Some("table"), views: Some(PROFILE) },
     Binding { keys: &[Key::Char('w')], action: Action::ProfileWindow, label: "w", help: "window: the last 30 intervals or since the start", footer: Some("window"), views: Some(PROFILE) },
     Binding { keys: &[Key::Char('o')], action: Action::ProfileOffCpu, label: "o", help: "on-CPU samples or time off the CPU, by why (needs a process: F, or a filter)", footer: Some("on/off-CPU"), views: Some(PROFILE) },
-    Binding { keys: &[Key::Char('E')], action: Action::ProfileExport, label: "E", help: "export the stacks shown (the zoomed frame's) to ttop-<UTC time>.folded here", footer: None, views: Some(PROFILE) },
+    Binding { keys: &[Key::Char('E')], action: Action::ProfileExport, label: "E", help: "export the stacks shown (the zoomed frame's) to ttop-<UTC time>.folded and .pb (pprof) here", footer: None, views: Some(PROFILE) },
     Binding { keys: &[Key::Char('F')], action: Action::ProfileOf, label: "F", help: "flame graph of this process", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('q'), Key::Ctrl('c')], action: Action::Quit, label: "q", help: "quit (also Ctrl-C)", footer: Some("quit"), views: None },
     Binding { keys: &[Key::Ctrl('z')], action: Action::Suspend, label: "Ctrl-Z", help: "suspend to the shell (fg resumes), as any job", footer: None, views: None },

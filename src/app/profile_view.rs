@@ -51,6 +51,8 @@ pub struct ProfileView {
     pub off_cpu: bool,
     /// `o` chose the kind: frames no longer decide it.
     chosen: bool,
+    /// Samples per second of the stacks shown (the pprof period), from the frames.
+    hz: u64,
 }
 
 impl ProfileView {
@@ -68,6 +70,7 @@ impl ProfileView {
             }
         }
         self.seen = true;
+        self.hz = p.hz;
         if f.interval_s <= 0.0 {
             return; // the priming sample: its stacks span no known interval
         }
@@ -289,7 +292,8 @@ impl ProfileView {
     }
 
     /// Write the shown stacks, folded, to `ttop-<UTC time>.folded` in the current
-    /// directory; the outcome goes to the status line.
+    /// directory, and the same stacks as a pprof profile beside it (`.pb`, for `go tool
+    /// pprof`, Pyroscope, Parca); the outcome goes to the status line.
     pub fn export_now(&mut self, wall_s: f64) {
         self.export_to(std::path::Path::new(""), wall_s);
     }
@@ -307,8 +311,19 @@ impl ProfileView {
             _ => String::new(),
         };
         let shown = name.display().to_string();
-        self.message = Some(match std::fs::write(&name, text) {
-            Ok(()) => format!("exported to {shown}{what}"),
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let pb = name.with_extension("pb");
+        let kind = crate::model::profile::pprof::Kind {
+            off_cpu: self.off_cpu,
+            hz: self.hz.max(1),
+            start_unix_ns: 0,
+            duration_ns: 0,
+        };
+        let written = std::fs::write(&name, text).and_then(|()| {
+            std::fs::write(&pb, crate::model::profile::pprof::encode(&lines, &kind))
+        });
+        self.message = Some(match written {
+            Ok(()) => format!("exported to {shown} and {} (pprof){what}", pb.display()),
             Err(e) => format!("export failed: {shown}: {e}"),
         });
     }

@@ -66,6 +66,12 @@ pub struct LatCpuRow {
     pub max_us: Option<f64>,
     /// Wall clock (Unix seconds) when the worst one got the CPU.
     pub max_at: Option<f64>,
+    /// The interval's histogram, (slot, count) of the non-empty slots (counters add it).
+    #[serde(skip)]
+    pub hist: Vec<(usize, u64)>,
+    /// Sum of the interval's latencies, ns.
+    #[serde(skip)]
+    pub sum_ns: u64,
 }
 
 /// Per-thread row of `latency.threads[]`, worst first.
@@ -169,6 +175,8 @@ pub fn wall_of(cur: &Sample, mono_ns: u64) -> f64 {
 
 struct Interval {
     count: u64,
+    sum_ns: u64,
+    hist: Vec<(usize, u64)>,
     avg_us: f64,
     p50_us: Option<f64>,
     p99_us: Option<f64>,
@@ -184,6 +192,8 @@ fn interval(prev: Option<&LatStats>, cur: &LatStats, sample: &Sample) -> Interva
     let us = |ns: f64| ns / 1e3;
     Interval {
         count,
+        sum_ns: sum,
+        hist: hist.clone(),
         avg_us: if count > 0 {
             us(sum as f64 / count as f64)
         } else {
@@ -223,6 +233,8 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
                 p99_us: i.p99_us,
                 max_us: some(i.max_us),
                 max_at: some(i.max_at),
+                hist: i.hist,
+                sum_ns: i.sum_ns,
             }
         })
         .collect();

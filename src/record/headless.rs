@@ -16,7 +16,7 @@ use super::writer::{Writer, header_for};
 use crate::cli::{RecordArgs, Settings};
 use crate::collect::Collector;
 use crate::model::{Sample, derive};
-use crate::serve::{Exporter, http};
+use crate::serve::{Exporter, Publisher, http};
 
 const STATUS_EVERY: Duration = Duration::from_secs(5);
 
@@ -107,13 +107,14 @@ pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
         (None, None) => anyhow::bail!("record needs -o FILE or --dir DIR"),
     };
     let stop = crate::stop::Stop::on_signals()?;
-    let exporter = match &args.metrics {
+    let mut exporter = match &args.metrics {
         Some(addr) => {
-            let e = Exporter::new(usize::from(args.top.unwrap_or(RecordArgs::DEFAULT_TOP)));
-            let server = http::Server::bind(addr, e.clone())?;
+            let e = Exporter::new();
+            let server = http::Server::bind(addr, e.clone(), settings.delay)?;
             eprintln!("ttop: serving http://{}/metrics", server.addr());
             server.spawn();
-            Some(e)
+            let top = usize::from(args.top.unwrap_or(RecordArgs::DEFAULT_TOP));
+            Some(Publisher::new(e, top, &args.top_by))
         }
         None => None,
     };
@@ -137,9 +138,9 @@ pub fn record(settings: &Settings, args: &RecordArgs) -> Result<()> {
             result = Err(e.context("recording stopped; the files already written are kept"));
             break;
         }
-        if let Some(e) = &exporter {
+        if let Some(e) = exporter.as_mut() {
             if let Some(p) = prev.as_ref() {
-                e.publish(&derive(&sys, Some(p), &s));
+                e.push(derive(&sys, Some(p), &s));
             }
             prev = Some(s.clone());
         }

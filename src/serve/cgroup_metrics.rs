@@ -2,7 +2,7 @@
 //! stays bounded on a node with hundreds of containers), labelled by path and readable
 //! name, plus every cgroup a finding names now.
 
-use super::metrics::{Out, l};
+use super::out::{Out, l};
 use crate::model::Frame;
 use crate::model::cgroup::CgroupFrame;
 

@@ -1,22 +1,40 @@
-//! The smallest HTTP/1.1 server that Prometheus can scrape: `GET /metrics` and nothing
-//! else, one connection at a time, each bounded by timeouts so a stuck client cannot hold
-//! it. Binds 127.0.0.1 unless an address says otherwise.
+//! The smallest HTTP/1.1 server that Prometheus can scrape, safe to leave running:
+//! `GET /metrics` and `GET /healthz` and nothing else; binds 127.0.0.1 unless an address
+//! says otherwise. Each connection gets a thread of its own, at most MAX_CONNS at once
+//! (one more is closed at once with a 503); a request head larger than MAX_HEAD is
+//! refused (431); a client has HEAD_DEADLINE to send its request and IO_TIMEOUT per
+//! write to take the answer, so a client that never sends or never reads holds one slot
+//! for a few seconds and never the collector: the answer is text rendered before the
+//! request came (see `Exporter`).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 
 use super::Exporter;
 
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections served at once. Prometheus keeps one per target; a few more leave room
+/// for a person with curl and a second Prometheus.
+pub const MAX_CONNS: usize = 8;
+/// Bytes of request line and headers accepted (Prometheus sends about 300).
+pub const MAX_HEAD: usize = 8192;
+/// Time a client has to send its whole request head.
+pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
+/// Time one write of the answer may block on a client that does not read.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct Server {
     listener: TcpListener,
     exporter: Exporter,
+    /// The collector's interval: /healthz fails when no frame came for several.
+    interval: Duration,
+    busy: Arc<AtomicUsize>,
 }
 
 /// "9464" and ":9464" mean 127.0.0.1:9464; "localhost:P" is 127.0.0.1:P; anything else
@@ -37,10 +55,15 @@ pub fn resolve(addr: &str) -> Result<SocketAddr> {
 }
 
 impl Server {
-    pub fn bind(addr: &str, exporter: Exporter) -> Result<Server> {
+    pub fn bind(addr: &str, exporter: Exporter, interval: Duration) -> Result<Server> {
         let sa = resolve(addr)?;
         let listener = TcpListener::bind(sa).with_context(|| format!("cannot listen on {sa}"))?;
-        Ok(Server { listener, exporter })
+        Ok(Server {
+            listener,
+            exporter,
+            interval,
+            busy: Arc::default(),
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -53,14 +76,13 @@ impl Server {
     /// polling: an idle exporter costs nothing between scrapes) and ends with the
     /// process.
     pub fn spawn(self) -> JoinHandle<()> {
+        let me = Arc::new(self);
         std::thread::Builder::new()
             .name("ttop-http".into())
             .spawn(move || {
-                for conn in self.listener.incoming() {
+                for conn in me.listener.incoming() {
                     match conn {
-                        Ok(conn) => {
-                            let _ = self.answer(conn);
-                        }
+                        Ok(conn) => me.clone().dispatch(conn),
                         // Out of descriptors and the like: do not spin on it.
                         Err(_) => std::thread::sleep(Duration::from_millis(100)),
                     }
@@ -69,51 +91,109 @@ impl Server {
             .expect("spawning a thread")
     }
 
-    fn answer(&self, conn: TcpStream) -> std::io::Result<()> {
-        conn.set_read_timeout(Some(IO_TIMEOUT))?;
-        conn.set_write_timeout(Some(IO_TIMEOUT))?;
-        let mut reader = BufReader::new(conn.try_clone()?);
-        let mut line = String::new();
-        reader.by_ref().take(8192).read_line(&mut line)?;
-        // Read the rest of the request head so the client sees an orderly close.
-        let mut h = String::new();
-        while reader.by_ref().take(8192).read_line(&mut h)? > 2 {
-            h.clear();
+    fn dispatch(self: Arc<Self>, conn: TcpStream) {
+        if self.busy.fetch_add(1, Ordering::AcqRel) >= MAX_CONNS {
+            self.busy.fetch_sub(1, Ordering::AcqRel);
+            // Never block the accept loop on this client: one non-blocking try.
+            let _ = conn.set_nonblocking(true);
+            let _ = (&conn).write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+            return;
         }
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ttop-http-conn".into())
+            .spawn(move || {
+                let _ = me.answer(conn);
+                me.busy.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            self.busy.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The request head, read until its blank line within MAX_HEAD bytes and
+    /// HEAD_DEADLINE; None when it is too large.
+    fn read_head(conn: &mut TcpStream) -> std::io::Result<Option<String>> {
+        let t0 = Instant::now();
+        let mut buf = Vec::with_capacity(512);
+        let mut chunk = [0u8; 1024];
+        loop {
+            let left = HEAD_DEADLINE.saturating_sub(t0.elapsed());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            conn.set_read_timeout(Some(left))?;
+            let n = conn.read(&mut chunk)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                buf.truncate(end);
+                return Ok(Some(String::from_utf8_lossy(&buf).into_owned()));
+            }
+            if buf.len() > MAX_HEAD {
+                return Ok(None);
+            }
+        }
+    }
+
+    fn answer(&self, mut conn: TcpStream) -> std::io::Result<()> {
+        conn.set_write_timeout(Some(IO_TIMEOUT))?;
+        let head = Self::read_head(&mut conn)?;
+        let line = head.as_deref().unwrap_or("").lines().next().unwrap_or("");
         let mut parts = line.split_whitespace();
         let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let path = target.split('?').next().unwrap_or("");
-        let (status, ctype, body) = match (method, path) {
-            ("GET" | "HEAD", "/metrics") => match self.exporter.current() {
-                Some(text) => ("200 OK", CONTENT_TYPE, text.as_bytes().to_vec()),
+        let text = |s: &'static str| s.as_bytes().to_vec();
+        let (status, ctype, body) = match (head.is_some(), method, path) {
+            (false, _, _) => (
+                "431 Request Header Fields Too Large",
+                "text/plain",
+                text("request head over 8 KiB\n"),
+            ),
+            (_, "GET" | "HEAD", "/metrics") => match self.exporter.current() {
+                Some(t) => ("200 OK", CONTENT_TYPE, t.as_bytes().to_vec()),
                 None => (
                     "503 Service Unavailable",
                     "text/plain",
-                    b"no frame yet: the first one comes after one interval\n".to_vec(),
+                    text("no frame yet: the first one comes after one interval\n"),
                 ),
             },
-            ("GET" | "HEAD", "/") => (
-                "200 OK",
-                "text/plain",
-                b"ttop: metrics at /metrics\n".to_vec(),
-            ),
-            ("GET" | "HEAD", _) => ("404 Not Found", "text/plain", b"not found\n".to_vec()),
-            _ => (
-                "405 Method Not Allowed",
-                "text/plain",
-                b"GET only\n".to_vec(),
-            ),
+            (_, "GET" | "HEAD", "/healthz") => {
+                // Healthy while frames keep coming: none for three intervals (and at
+                // least 5 s) means the collector is stuck.
+                let limit = (self.interval * 3).max(Duration::from_secs(5));
+                match self.exporter.latest() {
+                    Some((_, at)) if at.elapsed() <= limit => {
+                        ("200 OK", "text/plain", text("ok\n"))
+                    }
+                    Some(_) => (
+                        "503 Service Unavailable",
+                        "text/plain",
+                        text("stale: no frame for three intervals\n"),
+                    ),
+                    None => (
+                        "503 Service Unavailable",
+                        "text/plain",
+                        text("starting: no frame yet\n"),
+                    ),
+                }
+            }
+            (_, "GET" | "HEAD", _) => ("404 Not Found", "text/plain", text("not found\n")),
+            _ => ("405 Method Not Allowed", "text/plain", text("GET only\n")),
         };
-        let mut out = conn;
         let head = format!(
             "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
-        out.write_all(head.as_bytes())?;
+        conn.write_all(head.as_bytes())?;
         if method != "HEAD" {
-            out.write_all(&body)?;
+            conn.write_all(&body)?;
         }
-        out.flush()
+        conn.flush()
     }
 }
 

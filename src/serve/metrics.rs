@@ -4,66 +4,23 @@
 //! `top` rows, so the label cardinality does not grow with the number of processes;
 //! CPU and lock-type labels are bounded by the machine and the kernel.
 
-use std::sync::atomic::AtomicU64;
-
 use prometheus_client::encoding::text::encode;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 
+use super::out::{Out, l};
 use crate::model::Frame;
 
-type G = Gauge<f64, AtomicU64>;
-type Labels = Vec<(String, String)>;
-type Fam = Family<Labels, G>;
-
-/// Registers gauges on a registry as they are given values.
-pub(super) struct Out {
-    reg: Registry,
-}
-
-impl Out {
-    fn one(&mut self, name: &str, help: &str, v: Option<f64>) {
-        if let Some(v) = v.filter(|v| v.is_finite()) {
-            let g = G::default();
-            g.set(v);
-            self.reg.register(name, help, g);
-        }
-    }
-
-    /// A labelled gauge; rows whose value is None are left out.
-    pub(super) fn family(
-        &mut self,
-        name: &str,
-        help: &str,
-        rows: impl IntoIterator<Item = (Labels, Option<f64>)>,
-    ) {
-        let fam = Fam::default();
-        let mut any = false;
-        for (labels, v) in rows {
-            if let Some(v) = v.filter(|v| v.is_finite()) {
-                fam.get_or_create(&labels).set(v);
-                any = true;
-            }
-        }
-        if any {
-            self.reg.register(name, help, fam);
-        }
-    }
-}
-
-pub(super) fn l(pairs: &[(&str, String)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
-/// The OpenMetrics text of `f`, with at most `top` processes and `top` futex words.
+/// The OpenMetrics text of `f`'s gauges alone, with at most `top` processes and `top`
+/// futex words.
 pub fn render(f: &Frame, top: usize) -> String {
-    let mut o = Out {
-        reg: Registry::with_prefix("ttop"),
-    };
+    let mut o = Out::new();
+    gauges(&mut o, f, top);
+    let mut text = String::new();
+    encode(&mut text, &o.reg).expect("writing to a String cannot fail");
+    text
+}
+
+/// The gauges of the last interval (`..._per_second`, levels), as before counters.
+pub fn gauges(o: &mut Out, f: &Frame, top: usize) {
     let per_s = |n: f64| (f.interval_s > 0.0).then(|| n / f.interval_s);
     o.one(
         "frame_seq",
@@ -295,11 +252,7 @@ pub fn render(f: &Frame, top: usize) -> String {
         "Scheduler events this kernel did not deliver this interval",
         Some(f.drops_by_map.sched_gaps as f64),
     );
-
-    super::cgroup_metrics::render(&mut o, f, top);
-    let mut text = String::new();
-    encode(&mut text, &o.reg).expect("writing to a String cannot fail");
-    text
+    super::cgroup_metrics::render(o, f, top);
 }
 
 #[cfg(test)]

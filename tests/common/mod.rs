@@ -233,3 +233,36 @@ pub fn task_status_sum(pid: u32, fields: &[&str]) -> u64 {
     }
     n
 }
+
+/// A free TCP port on 127.0.0.1 (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child killed (and reaped) when it goes out of scope, also when an assertion ends
+/// the test first: nothing is left running or listening.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The Go toolchain: `go` on PATH, else where the official tarball installs it.
+pub fn go_bin() -> Option<PathBuf> {
+    let on_path = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if on_path {
+        return Some("go".into());
+    }
+    let local = PathBuf::from("/usr/local/go/bin/go");
+    local.exists().then_some(local)
+}

@@ -159,6 +159,9 @@ pub struct ContentionFrame {
     /// Which of the tables above were measured: false means the probes were off
     /// (--no-futex, a kernel without them, or no eBPF), so an empty table says nothing.
     pub contention_measured: ContentionMeasured,
+    /// Every lock's contention summed by type (not cut to MAX_ROWS): what counters add.
+    #[serde(skip)]
+    pub lock_types: Vec<super::lock_types::LockTypeTotal>,
 }
 
 /// Which contention probe groups ran this interval.
@@ -368,6 +371,7 @@ pub fn derive_contention(
         user_frames: user_frames(prev, cur),
         stack_maps: stack_maps(prev, cur),
         contention_measured: measured,
+        lock_types: super::lock_types::lock_types(prev, cur),
     }
 }
 

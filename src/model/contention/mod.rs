@@ -2,6 +2,7 @@
 //! (`sample`, cumulative) and their per-interval Frame rows (`frame`, `mmap`).
 
 pub mod frame;
+pub mod lock_types;
 mod sample;
 
 pub use sample::*;

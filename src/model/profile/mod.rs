@@ -2,6 +2,7 @@
 //! draws from a window of them (`flame`).
 
 pub mod flame;
+pub mod pprof;
 mod sample;
 
 pub use sample::*;

@@ -1,0 +1,229 @@
+//! Bounded per-process counters. Processes are grouped by command name (`comm`), an
+//! identity that survives restarts and pid reuse, unlike a pid; the N groups that rank
+//! highest by the keys the user chose get their own series and every other process adds
+//! to one `other` series, so a host that starts a new pid every millisecond still
+//! exports at most N + 1 series per family.
+//!
+//! Every series is a true counter (it never goes down): a group's series starts at 0
+//! when the group is promoted and ends when it is demoted; what a process did while its
+//! group had no series of its own stays in `other`. The ranking is a decayed score
+//! (half-life HALF_LIFE frames) and a group only displaces the weakest named one when it
+//! scores REPLACE times more, at most once a frame, so groups do not flap in and out.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::model::Frame;
+
+/// What ranks the groups (`--top-by`; several add up: seconds with seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TopBy {
+    /// On-CPU seconds (eBPF's, else the scan's).
+    Cpu,
+    /// Seconds runnable but waiting for a CPU.
+    RunqWait,
+    /// Threads created.
+    Threads,
+    /// Seconds blocked in futex waits.
+    FutexWait,
+}
+
+/// The default ranking: CPU and run-queue wait.
+pub const DEFAULT_TOP_BY: [TopBy; 2] = [TopBy::Cpu, TopBy::RunqWait];
+/// Frames for a group's score to halve.
+const HALF_LIFE: f64 = 30.0;
+/// How many times the weakest named group's score a newcomer needs to displace it.
+const REPLACE: f64 = 2.0;
+/// Scores kept for groups without a series of their own (the rest are forgotten).
+const MAX_SCORED: usize = 4096;
+
+/// One group's counts (per interval, or summed).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GroupCounts {
+    pub cpu_s: f64,
+    pub runq_wait_s: f64,
+    pub threads_created: u64,
+    pub futex_wait_s: f64,
+    /// Processes of the group in the last frame (a level, not summed).
+    pub procs: u64,
+}
+
+impl GroupCounts {
+    fn add(&mut self, d: &GroupCounts) {
+        self.cpu_s += d.cpu_s;
+        self.runq_wait_s += d.runq_wait_s;
+        self.threads_created += d.threads_created;
+        self.futex_wait_s += d.futex_wait_s;
+    }
+
+    fn key(&self, by: &[TopBy]) -> f64 {
+        by.iter()
+            .map(|b| match b {
+                TopBy::Cpu => self.cpu_s,
+                TopBy::RunqWait => self.runq_wait_s,
+                TopBy::Threads => self.threads_created as f64,
+                TopBy::FutexWait => self.futex_wait_s,
+            })
+            .sum()
+    }
+}
+
+/// The groups with a series, and `other`.
+#[derive(Debug, Clone)]
+pub struct Groups {
+    n: usize,
+    by: Vec<TopBy>,
+    pub named: BTreeMap<String, GroupCounts>,
+    pub other: GroupCounts,
+    score: HashMap<String, f64>,
+}
+
+/// A process's group name: its comm, "?" when empty (empty is `other`'s label).
+pub fn group_of(comm: &str) -> &str {
+    if comm.is_empty() { "?" } else { comm }
+}
+
+impl Groups {
+    pub fn new(n: usize, by: &[TopBy]) -> Groups {
+        let by = if by.is_empty() {
+            DEFAULT_TOP_BY.to_vec()
+        } else {
+            by.to_vec()
+        };
+        Groups {
+            n: n.max(1),
+            by,
+            named: BTreeMap::new(),
+            other: GroupCounts::default(),
+            score: HashMap::new(),
+        }
+    }
+
+    /// Add the interval `f`, then re-rank.
+    pub fn add(&mut self, f: &Frame) {
+        let iv = f.interval_s;
+        let mut now: HashMap<&str, GroupCounts> = HashMap::new();
+        for p in &f.procs {
+            let e = now.entry(group_of(&p.comm)).or_default();
+            let cpu = p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0);
+            e.cpu_s += cpu / 100.0 * iv;
+            e.runq_wait_s += p.runq_wait_ms.unwrap_or(0.0) / 1e3;
+            e.threads_created += p.threads_created.unwrap_or(0);
+            e.futex_wait_s += p.futex_wait_ms.get().unwrap_or(0.0) / 1e3;
+            e.procs += 1;
+        }
+        let decay = 0.5f64.powf(1.0 / HALF_LIFE);
+        self.score.values_mut().for_each(|s| *s *= decay);
+        for (name, d) in &now {
+            *self.score.entry(name.to_string()).or_default() += d.key(&self.by);
+            match self.named.get_mut(*name) {
+                Some(g) => g.add(d),
+                None => self.other.add(d),
+            }
+        }
+        self.rerank();
+        // Levels after the re-rank, so a group promoted or demoted now is counted where
+        // its series is.
+        self.other.procs = f.procs.len() as u64;
+        for (name, g) in self.named.iter_mut() {
+            g.procs = now.get(name.as_str()).map_or(0, |d| d.procs);
+            self.other.procs -= g.procs;
+        }
+    }
+
+    fn rerank(&mut self) {
+        let named = &self.named;
+        self.score.retain(|k, s| *s > 1e-9 || named.contains_key(k));
+        if self.score.len() > MAX_SCORED {
+            let mut v: Vec<f64> = self.score.values().copied().collect();
+            v.sort_by(|a, b| b.total_cmp(a));
+            let floor = v[MAX_SCORED - 1];
+            let named = &self.named;
+            self.score
+                .retain(|k, s| *s >= floor || named.contains_key(k));
+        }
+        let mut cands: Vec<(&String, f64)> = self
+            .score
+            .iter()
+            .filter(|(k, _)| !self.named.contains_key(*k))
+            .map(|(k, s)| (k, *s))
+            .collect();
+        cands.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut promote: Vec<String> = Vec::new();
+        let free = self.n.saturating_sub(self.named.len());
+        promote.extend(cands.iter().take(free).map(|(k, _)| (*k).clone()));
+        let mut demote = None;
+        if let Some((k, s)) = cands.get(free) {
+            let weakest = self
+                .named
+                .keys()
+                .map(|n| (n, self.score.get(n).copied().unwrap_or(0.0)))
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(a.0)));
+            if let Some((w, ws)) = weakest
+                && *s > REPLACE * ws
+            {
+                demote = Some(w.clone());
+                promote.push((*k).clone());
+            }
+        }
+        if let Some(w) = demote {
+            self.named.remove(&w);
+        }
+        for k in promote {
+            self.named.insert(k, GroupCounts::default());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::frame::ProcFrame;
+    use crate::model::name::Name;
+
+    fn frame(procs: &[(u32, &str, f64)]) -> Frame {
+        Frame {
+            interval_s: 1.0,
+            procs: procs
+                .iter()
+                .map(|&(pid, comm, cpu)| ProcFrame {
+                    cpu_pct_true: Some(cpu),
+                    ..ProcFrame::named(pid, Name::from(comm), Name::default())
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn churning_pids_of_one_name_are_one_series_and_counters_never_fall() {
+        let mut g = Groups::new(2, &[TopBy::Cpu]);
+        let mut last: BTreeMap<String, f64> = BTreeMap::new();
+        let mut last_other = 0.0;
+        let mut fed = 0.0;
+        for i in 0..200u32 {
+            fed += 0.1 + 0.5 + (1.0 + f64::from(i % 20)) / 100.0;
+            // A new pid each frame for "sh", a steady "db", and a new name now and then.
+            let odd = format!("job{}", i / 20);
+            g.add(&frame(&[
+                (1000 + i, "sh", 10.0),
+                (7, "db", 50.0),
+                (5000 + i, &odd, 1.0 + f64::from(i % 20)),
+            ]));
+            assert!(g.named.len() <= 2);
+            for (k, v) in &g.named {
+                if let Some(p) = last.get(k) {
+                    assert!(v.cpu_s >= *p, "{k} fell");
+                }
+            }
+            last = g.named.iter().map(|(k, v)| (k.clone(), v.cpu_s)).collect();
+            assert!(g.other.cpu_s >= last_other);
+            last_other = g.other.cpu_s;
+        }
+        assert!(g.named.contains_key("db") && g.named.contains_key("sh"));
+        // Everything is counted once: the named groups (since promotion) plus other.
+        let named: f64 = g.named.values().map(|v| v.cpu_s).sum();
+        assert!(named + g.other.cpu_s <= fed + 1e-9);
+        assert!(named + g.other.cpu_s > 0.5 * fed);
+        assert!(g.other.cpu_s > 0.0);
+    }
+}
