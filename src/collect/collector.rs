@@ -30,6 +30,8 @@ pub struct Collector {
     interrupts: crate::collect::procfs::files::SysFile,
     mode: Mode,
     seq: u64,
+    /// ttop's own cost (its CPU, memory and eBPF run time).
+    own: super::own::OwnMeter,
     filter: Option<FilterSpec>,
     /// PIDs currently loaded into the kernel-side filter.
     active: Option<Vec<u32>>,
@@ -210,6 +212,7 @@ impl Collector {
             last_runq: None,
             churning: Default::default(),
             last_churn: Default::default(),
+            own: super::own::OwnMeter::new(mode.bpf),
             mode,
             seq: 0,
         };
@@ -350,6 +353,9 @@ impl Collector {
             churning,
         });
         let procs = self.scanner.scan_with(dirty);
+        // ttop's own cost first: its BPF statistics window opens and closes just before
+        // /proc/stat is read, so a window spans one frame's interval.
+        let own = self.own.read(mono_ns());
         let stat = self.system.read();
         let mono = mono_ns();
         let wall = wall_ns();
@@ -380,6 +386,7 @@ impl Collector {
             contention: self.contention.as_mut().map(|c| c.read(mono)),
             profile: self.profiler.as_mut().map(|p| p.take()),
             top_scan: self.scanner.pace.as_ref().map(|_| self.scanner.top_scan),
+            own: Some(own),
         };
         self.seq += 1;
         self.others_per_cpu = self.runnable_per_cpu(&sample);

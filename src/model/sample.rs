@@ -249,6 +249,10 @@ pub struct Sample {
     /// recordings made before ttop sampled stacks).
     #[serde(default)]
     pub profile: Option<super::profile::ProfileSample>,
+    /// ttop's own cost: its CPU, memory and eBPF run time (None in recordings made
+    /// before ttop measured it).
+    #[serde(default)]
+    pub own: Option<super::own::OwnSample>,
 }
 
 /// What the /proc scan (paced to top's, see collect/procfs/top_pace.rs) missed and why. The
