@@ -116,7 +116,7 @@ pub fn bpf_cost(o: &Opts) -> Vec<Row> {
         let b = before.as_ref().map(|v| &v[i]);
         let figure = |r: &Run| {
             format!(
-                "{} of one CPU, {:.0} ns per context switch ({} switches/s)",
+                "{} of one CPU, {:.0} ns per context switch ({} context switches)",
                 pct(r.cpu_pct()),
                 r.ns_per_switch(),
                 rate(r.switches as f64 / r.secs)
