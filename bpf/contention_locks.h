@@ -99,7 +99,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 			cdrop(CDROP_LOCK_NEST);
 			return 0;
 		}
-		kstack = lock_stack_id(ctx, 1);
+		kstack = lock_stack_id(ctx, 1 | (__u64)flags << 8);
 		if (kstack < 0)
 			cdrop(CDROP_STACKS);
 		now = bpf_ktime_get_ns();
@@ -141,7 +141,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 
 		nw.lock = addr;
 		nw.flags = flags;
-		nw.kstack = lock_stack_id(ctx, 2);
+		nw.kstack = lock_stack_id(ctx, 2 | (__u64)flags << 8);
 		if (nw.kstack < 0)
 			cdrop(CDROP_STACKS);
 		if (own && addr == mmap_lock_addr(own))

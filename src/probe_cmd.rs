@@ -1,7 +1,9 @@
 //! `ttop probe`: what works on this kernel. Loads every collector as the dashboard would
 //! and prints, for each figure family, whether it is measured, measured through an older
 //! hook (a fallback), or not available, with the hook and the reason; `-v` adds libbpf's
-//! log with the verifier's words on every program the kernel rejected.
+//! log with the verifier's words on every program the kernel rejected. Then each loaded
+//! program's cost (ns a run, runs a second) over a COST_WINDOW of BPF statistics while
+//! the machine goes on as it is.
 
 use std::io::Write;
 
@@ -10,6 +12,10 @@ use serde::Serialize;
 use crate::collect::bpf::{common as bpf_common, kernel};
 use crate::collect::{Collector, Config};
 use crate::model::features::{self, Feature};
+use crate::model::own::ProgCost;
+
+/// How long `ttop probe` keeps BPF statistics on to measure its programs' cost.
+const COST_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Serialize)]
 struct Report<'a> {
@@ -19,6 +25,10 @@ struct Report<'a> {
     kprobes: bool,
     features: &'a [Feature],
     problems: &'a [String],
+    /// Each program's cost over the window, most costly first; empty and
+    /// `programs_not_measured` set when it could not be measured.
+    programs: Vec<ProgCost>,
+    programs_not_measured: Option<String>,
 }
 
 /// Print the table (or its JSON) to stdout.
@@ -33,13 +43,25 @@ pub fn probe(cfg: &Config, verbose: bool, json: bool) -> anyhow::Result<()> {
         kprobes: facts.kprobes,
         features: &c.mode().features,
         problems: &c.mode().problems,
+        programs: Vec::new(),
+        programs_not_measured: None,
     };
+    let mut report = report;
+    if c.mode().bpf {
+        match program_costs() {
+            Ok(p) => report.programs = p,
+            Err(e) => report.programs_not_measured = Some(e),
+        }
+    } else {
+        report.programs_not_measured = Some("no eBPF programs loaded".into());
+    }
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer(&mut out, &report)?;
         writeln!(out)?;
     } else {
         out.write_all(table(&report).as_bytes())?;
+        out.write_all(cost_lines(&report).as_bytes())?;
     }
     if verbose {
         writeln!(out, "\nlibbpf's log:")?;
@@ -96,6 +118,67 @@ fn table(r: &Report<'_>) -> String {
     s
 }
 
+/// This process's programs' cost over COST_WINDOW of BPF statistics.
+fn program_costs() -> Result<Vec<ProgCost>, String> {
+    use crate::collect::bpf::stats;
+    let ids = stats::prog_ids_of(std::process::id());
+    let mut names = std::collections::HashMap::new();
+    let fd = stats::enable_stats()?;
+    let t0 = std::time::Instant::now();
+    let a = stats::snapshot_named(&ids, &mut names);
+    std::thread::sleep(COST_WINDOW);
+    let b = stats::snapshot_named(&ids, &mut names);
+    let window_ns = t0.elapsed().as_nanos() as u64;
+    drop(fd);
+    let runs: Vec<crate::model::own::ProgRun> = stats::diff(&a, &b)
+        .into_iter()
+        .map(|p| crate::model::own::ProgRun {
+            name: p.name,
+            run_time_ns: p.run_time_ns,
+            run_cnt: p.run_cnt,
+        })
+        .collect();
+    Ok(crate::model::own::prog_costs(&runs, window_ns))
+}
+
+/// The programs' lines of the table.
+fn cost_lines(r: &Report<'_>) -> String {
+    let mut s = format!(
+        "
+eBPF programs' cost over {:.0} s of BPF statistics (this machine, now):
+",
+        COST_WINDOW.as_secs_f64()
+    );
+    if let Some(why) = &r.programs_not_measured {
+        return s + &format!(
+            "  not measured: {why}
+"
+        );
+    }
+    let w = r
+        .programs
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    s += &format!(
+        "  {:<w$}  {:>9}  {:>10}  {:>7}
+",
+        "PROGRAM", "NS/RUN", "RUNS/S", "CPU"
+    );
+    for p in &r.programs {
+        let per = p
+            .ns_per_run
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.0}"));
+        s += &format!(
+            "  {:<w$}  {:>9}  {:>10.0}  {:>6.2}%\n",
+            p.name, per, p.runs_per_s, p.cpu_pct
+        );
+    }
+    s
+}
+
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -122,6 +205,8 @@ mod tests {
             kprobes: true,
             features: &features,
             problems: &problems,
+            programs: Vec::new(),
+            programs_not_measured: Some("no eBPF programs loaded".into()),
         };
         let t = table(&r);
         assert!(
@@ -142,5 +227,11 @@ mod tests {
             "{t}"
         );
         assert_eq!(t.matches("needs Linux 5.19").count(), 1, "{t}");
+        // A cost not measured says so, never a 0.
+        assert!(
+            cost_lines(&r).ends_with("  not measured: no eBPF programs loaded\n"),
+            "{}",
+            cost_lines(&r)
+        );
     }
 }

@@ -32,6 +32,8 @@ pub struct Collector {
     interrupts: crate::collect::procfs::files::SysFile,
     mode: Mode,
     seq: u64,
+    /// ttop's own cost (its CPU, memory and eBPF run time).
+    own: super::own::OwnMeter,
     filter: Option<FilterSpec>,
     /// PIDs currently loaded into the kernel-side filter.
     active: Option<Vec<u32>>,
@@ -214,6 +216,7 @@ impl Collector {
             last_runq: None,
             churning: Default::default(),
             last_churn: Default::default(),
+            own: super::own::OwnMeter::new(mode.bpf),
             mode,
             seq: 0,
         };
@@ -355,6 +358,9 @@ impl Collector {
         });
         let procs = self.scanner.scan_with(dirty);
         let cgroups = self.cgroups.as_mut().map(|c| c.read_all());
+        // ttop's own cost first: its BPF statistics window opens and closes just before
+        // /proc/stat is read, so a window spans one frame's interval.
+        let own = self.own.read(mono_ns());
         let stat = self.system.read();
         let mono = mono_ns();
         let wall = wall_ns();
@@ -386,6 +392,7 @@ impl Collector {
             profile: self.profiler.as_mut().map(|p| p.take()),
             top_scan: self.scanner.pace.as_ref().map(|_| self.scanner.top_scan),
             cgroups,
+            own: Some(own),
         };
         self.seq += 1;
         self.others_per_cpu = self.runnable_per_cpu(&sample);

@@ -13,6 +13,7 @@ pub mod contention;
 pub mod filter;
 pub mod irq;
 pub mod overrides;
+pub mod own;
 pub mod procfs;
 pub mod profile;
 pub mod sched;

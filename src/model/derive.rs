@@ -200,6 +200,10 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         drops,
         drops_by_map,
         profile: cur.profile.as_ref().map(super::profile::ProfileFrame::of),
+        own: cur.own.as_ref().map(|o| {
+            let p = prev.and_then(|p| p.own.as_ref());
+            super::own::derive(p, o, cur.mono_ns, interval_s)
+        }),
         ..Default::default()
     };
     super::contention::frame::derive_into(&mut frame, prev, cur);

@@ -51,6 +51,10 @@ pub struct Frame {
     pub drops: u64,
     /// Events lost this interval, by map.
     pub drops_by_map: DropsFrame,
+    /// ttop's own cost: its process's CPU, its memory, its eBPF programs' run time (the
+    /// JSON `self`; null in replays of recordings made before it was measured).
+    #[serde(rename = "self")]
+    pub own: Option<super::own::OwnFrame>,
     /// TLB flushes by reason, and remote shootdowns (null without eBPF).
     pub tlb: Option<super::irq::TlbFrame>,
     /// Who sent IPIs in the interval and for what, most first.

@@ -13,6 +13,7 @@ pub mod join;
 pub mod latency;
 pub mod name;
 pub mod opt;
+pub mod own;
 pub mod procs;
 pub mod profile;
 pub mod rates;

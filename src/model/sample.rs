@@ -266,6 +266,10 @@ pub struct Sample {
     /// made before ttop read them).
     #[serde(default)]
     pub cgroups: Option<super::cgroup::CgroupSample>,
+    /// ttop's own cost: its CPU, memory and eBPF run time (None in recordings made
+    /// before ttop measured it).
+    #[serde(default)]
+    pub own: Option<super::own::OwnSample>,
 }
 
 /// What the /proc scan (paced to top's, see collect/procfs/top_pace.rs) missed and why. The

@@ -27,6 +27,10 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         (format!("{} CPUs", fr.ncpus), 3),
         (format!("up {}", fmt::uptime(fr.uptime_s)), 1),
     ];
+    // ttop's own cost (model/own.rs): its CPU, its programs' CPU, its memory.
+    if let Some(o) = &fr.own {
+        about.push((crate::model::own::header_figure(o), 1));
+    }
     let mut spans = vec![Span::styled(" ttop ", th.header), Span::raw(String::new())];
     // Where the scheduler's skipped events are said: they give way after the machine.
     let mut skips = None;
@@ -93,6 +97,10 @@ pub const WORDS: &[(&str, &str)] = &[
     (
         "lost",
         "events lost this interval (JSON drops: full kernel maps, scheduler events not delivered); red when a figure on screen is a floor (the lost_data finding)",
+    ),
+    (
+        "ttop +BPF",
+        "what ttop itself costs: its process's CPU over the interval, its eBPF programs' CPU (measured 1 s in every 10, - until measured; JSON self) and its resident memory",
     ),
     (
         "sched skips",

@@ -1,10 +1,15 @@
 //! Item 2: what ttop's BPF programs cost in the kernel, per program, under the storms
-//! (the kernel's own BPF statistics; the stacks' part is in stack_cost.rs).
+//! (the kernel's own BPF statistics; the stacks' part is in stack_cost.rs): ns a run for
+//! every program, ns per context switch (/proc/stat's count over the same storm) and the
+//! share of one CPU, beside the build before a change (`TTOP_BENCH_BEFORE=PATH`)
+//! measured in the same run, else beside the workload's own CPU.
 
+use std::path::Path;
 use std::time::Instant;
 
 use super::bpfstats::{self, ProgStat, wait_progs};
 use super::procs::{Storm, Workload, kv_f64, spawn_quiet, storms, terminate, ttop_bin};
+use super::slowdown::before_bin;
 use super::{Opts, Row, ncpus, pct, rate, say, secs};
 
 /// Item 2 also measures a storm on one fixed kernel path: the mutex storm's kernel
@@ -23,73 +28,152 @@ fn spin_storm(secs_each: f64) -> Storm {
     }
 }
 
-/// Item 2: what ttop's BPF programs cost in the kernel, per program.
-pub fn bpf_cost(o: &Opts) -> Vec<Row> {
-    say("2: BPF program cost under churn and a mutex storm");
-    let mut rows = Vec::new();
-    let ttop = spawn_quiet(&ttop_bin(), &["--json", "-d", "1"]);
+/// One storm under one build of ttop.
+struct Run {
+    progs: Vec<ProgStat>,
+    secs: f64,
+    switches: u64,
+    wl_cpu: f64,
+    wl_rate: f64,
+}
+
+impl Run {
+    fn total_ns(&self) -> u64 {
+        self.progs.iter().map(|p| p.run_time_ns).sum()
+    }
+    fn cpu_pct(&self) -> f64 {
+        100.0 * self.total_ns() as f64 / 1e9 / self.secs
+    }
+    fn ns_per_switch(&self) -> f64 {
+        self.total_ns() as f64 / self.switches.max(1) as f64
+    }
+    fn per_run(&self, name: &str) -> Option<(f64, f64)> {
+        let p = self
+            .progs
+            .iter()
+            .find(|p| p.name == name && p.run_cnt > 0)?;
+        Some((
+            p.run_time_ns as f64 / p.run_cnt as f64,
+            p.run_cnt as f64 / self.secs,
+        ))
+    }
+}
+
+fn ctxt() -> u64 {
+    std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("ctxt ")?.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Every storm under one build of ttop (`ttop --json -d 1`), BPF statistics on.
+fn measure(bin: &Path, all: &[Storm], o: &Opts) -> Vec<Run> {
+    let ttop = spawn_quiet(bin, &["--json", "-d", "1"]);
     let ids = wait_progs(ttop.id(), secs(20.0));
     let stats = bpfstats::enable_stats();
     if let Err(e) = &stats {
         say(e);
     }
-    let mut all = storms(o.bpf_secs);
-    all.push(spin_storm(o.bpf_secs));
+    let mut runs = Vec::new();
     for s in all {
         let a = bpfstats::snapshot(&ids);
+        let c0 = ctxt();
         let t0 = Instant::now();
         let w = Workload::spawn(s.bin, &s.args);
         let (kv, wl_cpu) = w.finish(secs(o.bpf_secs + 60.0));
         let el = t0.elapsed().as_secs_f64();
+        let switches = ctxt().saturating_sub(c0);
         let b = bpfstats::snapshot(&ids);
-        let mut d: Vec<ProgStat> = bpfstats::diff(&a, &b);
-        d.sort_by_key(|p| std::cmp::Reverse(p.run_time_ns));
-        let total_ns: u64 = d.iter().map(|p| p.run_time_ns).sum();
-        let total_pct = 100.0 * total_ns as f64 / 1e9 / el;
-        let wl = wl_cpu.unwrap_or(f64::NAN);
-        let wl_rate = kv_f64(&kv, "rate");
-        rows.push(
-            Row::new(
-                2,
-                &format!("bpf-{}-total", s.key),
-                format!(
-                    "all ttop eBPF programs ({}) under {}, {:.0} s: kernel time, % of one CPU",
-                    d.len(),
-                    s.label,
-                    el
-                ),
-            )
-            .ttop(format!(
-                "{} of one CPU ({} of the machine)",
-                pct(total_pct),
-                pct(total_pct / ncpus())
-            ))
-            .baseline(format!(
-                "the workload's own CPU: {} ({})",
-                pct(100.0 * wl / el),
-                rate(wl_rate)
-            ))
-            .ratio(total_ns as f64 / 1e9 / wl)
-            .verdict("share of the workload's CPU"),
-        );
-        for p in d.iter().filter(|p| p.run_cnt > 0) {
-            let per = p.run_time_ns as f64 / p.run_cnt as f64;
-            rows.push(
-                Row::new(
-                    2,
-                    &format!("bpf-{}-{}", s.key, p.name),
-                    format!("`{}` under {}", p.name, s.key),
-                )
-                .ttop(format!(
-                    "{per:.0} ns/event × {} = {} of one CPU",
-                    rate(p.run_cnt as f64 / el),
-                    pct(100.0 * p.run_time_ns as f64 / 1e9 / el)
-                )),
-            );
-        }
+        let mut progs = bpfstats::diff(&a, &b);
+        progs.sort_by_key(|p| std::cmp::Reverse(p.run_time_ns));
+        runs.push(Run {
+            progs,
+            secs: el,
+            switches,
+            wl_cpu: wl_cpu.unwrap_or(f64::NAN),
+            wl_rate: kv_f64(&kv, "rate"),
+        });
     }
     drop(stats);
     let mut ttop = ttop;
     terminate(&mut ttop, secs(10.0));
+    runs
+}
+
+/// Item 2: what ttop's BPF programs cost in the kernel, per program.
+pub fn bpf_cost(o: &Opts) -> Vec<Row> {
+    say("2: BPF program cost under churn and a mutex storm");
+    let mut all = storms(o.bpf_secs);
+    all.push(spin_storm(o.bpf_secs));
+    let now = measure(&ttop_bin(), &all, o);
+    let before = before_bin().map(|b| measure(&b, &all, o));
+    let mut rows = Vec::new();
+    for (i, s) in all.iter().enumerate() {
+        let r = &now[i];
+        let b = before.as_ref().map(|v| &v[i]);
+        let figure = |r: &Run| {
+            format!(
+                "{} of one CPU, {:.0} ns per context switch ({} context switches)",
+                pct(r.cpu_pct()),
+                r.ns_per_switch(),
+                rate(r.switches as f64 / r.secs)
+            )
+        };
+        let mut row = Row::new(
+            2,
+            &format!("bpf-{}-total", s.key),
+            format!(
+                "all ttop eBPF programs ({}) under {}, {:.0} s: kernel time",
+                r.progs.len(),
+                s.label,
+                r.secs
+            ),
+        )
+        .ttop(format!(
+            "{} ({} of the machine)",
+            figure(r),
+            pct(r.cpu_pct() / ncpus())
+        ));
+        row = match b {
+            Some(b) => row
+                .baseline(format!("before: {}", figure(b)))
+                .ratio(r.ns_per_switch() / b.ns_per_switch().max(1e-9))
+                .verdict("ns per switch against the build before"),
+            None => row
+                .baseline(format!(
+                    "the workload's own CPU: {} ({})",
+                    pct(100.0 * r.wl_cpu / r.secs),
+                    rate(r.wl_rate)
+                ))
+                .ratio(r.total_ns() as f64 / 1e9 / r.wl_cpu)
+                .verdict("share of the workload's CPU"),
+        };
+        rows.push(row.target(
+            "≤ 3% of one CPU and ≤ 300 ns per switch (issue 36)",
+            Some(r.cpu_pct() <= 3.0 && r.ns_per_switch() <= 300.0),
+        ));
+        for p in r.progs.iter().filter(|p| p.run_cnt > 0) {
+            let (per, runs) = r.per_run(&p.name).unwrap_or_default();
+            let mut row = Row::new(
+                2,
+                &format!("bpf-{}-{}", s.key, p.name),
+                format!("`{}` under {}", p.name, s.key),
+            )
+            .ttop(format!(
+                "{per:.0} ns/run × {} = {} of one CPU",
+                rate(runs),
+                pct(100.0 * p.run_time_ns as f64 / 1e9 / r.secs)
+            ));
+            if let Some((bper, bruns)) = b.and_then(|b| b.per_run(&p.name)) {
+                row = row
+                    .baseline(format!("before: {bper:.0} ns/run × {}", rate(bruns)))
+                    .ratio(per / bper);
+            }
+            rows.push(row);
+        }
+    }
     rows
 }

@@ -56,10 +56,10 @@ impl Monitor {
     }
 }
 
-/// Another build of ttop to measure beside this one in item 3 (`TTOP_BENCH_BEFORE=PATH`):
+/// Another build of ttop to measure beside this one in items 2 and 3 (`TTOP_BENCH_BEFORE=PATH`):
 /// a change's before and after in one run, as absolute rates on a shared VM drift
 /// between runs by more than the change.
-fn before_bin() -> Option<std::path::PathBuf> {
+pub fn before_bin() -> Option<std::path::PathBuf> {
     std::env::var_os("TTOP_BENCH_BEFORE").map(Into::into)
 }
 

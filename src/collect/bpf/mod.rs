@@ -8,4 +8,5 @@ pub mod detach;
 pub mod kernel;
 pub mod map_read;
 pub mod perf_event;
+pub mod stats;
 pub mod tracefs;
