@@ -99,6 +99,7 @@ pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("run.sh"), format!("{script}\necho $? > /out/rc\n")).unwrap();
+    let initrd = with_current_init(&k.dir.join("initrd.gz"), &out);
     let t0 = Instant::now();
     let mut child = Command::new("qemu-system-x86_64")
         .args([
@@ -115,7 +116,7 @@ pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
         .arg("-kernel")
         .arg(k.dir.join("vmlinuz"))
         .arg("-initrd")
-        .arg(k.dir.join("initrd.gz"))
+        .arg(&initrd)
         .args([
             "-append",
             // Warnings and worse (a soft lockup, an RCU stall) reach the console.
@@ -154,4 +155,30 @@ pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
         rc,
         secs: t0.elapsed().as_secs_f64(),
     }
+}
+
+/// The cached initramfs (busybox and the kernel's modules, made when the kernel was
+/// fetched) followed by a second archive holding this checkout's tests/vm/init: the
+/// kernel unpacks both in order, so the init that runs is always the current one, not
+/// the one of the day the kernel was cached.
+fn with_current_init(base: &Path, out: &Path) -> PathBuf {
+    let dir = out.join("init-cpio");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm/init");
+    std::fs::copy(&src, dir.join("init")).unwrap();
+    let cpio = Command::new("sh")
+        .arg("-c")
+        .arg("chmod 755 init && echo init | cpio -o -H newc --quiet | gzip -1")
+        .current_dir(&dir)
+        .output()
+        .expect("cpio (apt-get install cpio)");
+    assert!(
+        cpio.status.success() && !cpio.stdout.is_empty(),
+        "cpio of tests/vm/init failed"
+    );
+    let mut all = std::fs::read(base).unwrap_or_else(|e| panic!("{}: {e}", base.display()));
+    all.extend_from_slice(&cpio.stdout);
+    let path = out.join("initrd.gz");
+    std::fs::write(&path, all).unwrap();
+    path
 }
