@@ -104,7 +104,7 @@ pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
     let mut child = Command::new("qemu-system-x86_64")
         .args([
             "-accel",
-            "tcg,thread=multi",
+            "tcg,thread=single",
             "-cpu",
             "max",
             "-smp",

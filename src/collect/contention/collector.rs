@@ -80,6 +80,10 @@ pub struct ContentionCollector {
     stack_ids: [stack_ids::StackIds; 3],
     /// Reads so far (the stack maps' keys are listed every STACK_KEYS_EVERY reads).
     reads: u64,
+    /// Lock entries read with a kernel stack id that no longer names a stack (the id
+    /// was freed while a cached call site still held it): named "?" and counted with
+    /// the stacks lost (`contention_drops.stacks`), once per entry and read.
+    unnamed_kstacks: u64,
 }
 
 /// Every this many reads the stack maps' keys are listed, so that ids stored by a
@@ -335,6 +339,10 @@ impl ContentionCollector {
                 None => {
                     let ips = stack_ips(&maps.kstacks, key.kstack);
                     if ips.is_empty() {
+                        // A negative id the program counted itself; a freed one here.
+                        if key.kstack >= 0 {
+                            self.unnamed_kstacks += 1;
+                        }
                         String::from("?")
                     } else {
                         self.syms.kernel_caller(key.kstack, &ips)
@@ -365,6 +373,7 @@ impl ContentionCollector {
         out.stack_maps = self.free_stack_ids(&live);
         out.user_frames = self.syms.frames;
 
+        let unnamed_kstacks = self.unnamed_kstacks;
         let bss = self.bss();
         out.user_frames.walks = bss.ustack_stats[0];
         out.user_frames.copies = bss.ustack_stats[1];
@@ -376,7 +385,7 @@ impl ContentionCollector {
             futex_procs: d[2],
             locks: d[3],
             mmap: d[4],
-            stacks: d[5],
+            stacks: d[5] + unnamed_kstacks,
             lock_nest: d[6],
         };
         let k = bss.kstack_stats;

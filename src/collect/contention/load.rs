@@ -409,6 +409,7 @@ impl ContentionCollector {
             walks: Default::default(),
             stack_ids: Default::default(),
             reads: 0,
+            unnamed_kstacks: 0,
         };
         let lock_tp = u32::from(locks_ok);
         let bss = c.bss();
