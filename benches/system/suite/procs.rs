@@ -114,9 +114,18 @@ impl Tui {
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: both fds were just returned by openpty and are owned here.
         let (master, slave) = unsafe { (File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
+        // A settings directory of its own for each dashboard: one that switched views
+        // (item 4 opens the profile view) would otherwise save it in root's
+        // ~/.config/ttop/ and every later dashboard would open there.
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let config_home =
+            std::env::temp_dir().join(format!("ttop-bench-config-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&config_home);
         let mut cmd = Command::new(bin);
         cmd.args(args)
             .env("TERM", "xterm-256color")
+            .env("XDG_CONFIG_HOME", &config_home)
             .stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
             .stderr(Stdio::from(slave));
