@@ -9,7 +9,7 @@ use crate::model::findings::fig;
 use crate::model::frame::Frame;
 
 /// What a rule cites besides its trigger: the words involved, their figures and the
-/// clause saying so. `judge` keeps the latest seen during the finding's run (a lock
+/// clause saying so. `judge` keeps the strongest seen during the finding's run (a lock
 /// contended in bursts shows in some intervals of a churn, not all) and merges it into
 /// the finding.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,6 +18,18 @@ pub struct Evidence {
     pub figures: BTreeMap<&'static str, f64>,
     /// Inserted into the summary at `Finding::evidence_at`.
     pub clause: String,
+}
+
+impl Evidence {
+    /// How strongly this sighting shows the pattern, to pick one of a run's: the
+    /// threads on the word (stack_cache_threads), else its waits per second.
+    pub fn weight(&self) -> f64 {
+        self.figures
+            .get("stack_cache_threads")
+            .or_else(|| self.figures.get("stack_cache_waits_per_s"))
+            .copied()
+            .unwrap_or(0.0)
+    }
 }
 
 impl Finding {

@@ -154,8 +154,14 @@ fn evidence_seen_during_a_run_stays_with_the_finding() {
         f.summary
     );
     assert!(f.evidence.is_none(), "merged, not left aside");
-    // The latest sighting wins.
+    // The strongest sighting wins: a churn winding down with one thread left on the
+    // lock does not stand for a run that had 80 on it (CI: 75 and 118, then 1).
     let f = window(&[Some(Some(80)), Some(Some(20)), n]).unwrap();
+    assert_eq!(f.figures["stack_cache_threads"], 80.0);
+    let f = window(&[Some(Some(75)), Some(Some(118)), Some(Some(1))]).unwrap();
+    assert_eq!(f.figures["stack_cache_threads"], 118.0);
+    // Equal sightings: the latest.
+    let f = window(&[Some(Some(20)), Some(Some(20)), n]).unwrap();
     assert_eq!(f.figures["stack_cache_threads"], 20.0);
     // A run that never saw the lock cites nothing.
     let f = window(&[n, n, n]).unwrap();

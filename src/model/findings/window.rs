@@ -136,12 +136,16 @@ pub fn judge(obs: &[(f64, Vec<Finding>)]) -> Vec<Finding> {
             continue;
         }
         let mut f = at(end).expect("present at the end of its run").clone();
-        // Evidence seen in any interval of the run, the latest: a lock contended in
-        // bursts is named while the pattern lasts, not only in the intervals it showed.
+        // Evidence seen in any interval of the run, the strongest (most threads on the
+        // word, then the latest): a lock contended in bursts is named while the pattern
+        // lasts, not only in the intervals it showed, and the tail of a churn winding
+        // down (one thread left on the lock) does not stand for the run.
         let ev = (start..=end)
-            .rev()
             .filter_map(at)
-            .find_map(|f| f.evidence.clone());
+            .filter_map(|f| f.evidence.as_ref())
+            .enumerate()
+            .max_by(|(i, a), (j, b)| a.weight().total_cmp(&b.weight()).then(i.cmp(j)))
+            .map(|(_, e)| e.clone());
         f.add_evidence(ev);
         f.active = active;
         f.since = obs[start].0;
