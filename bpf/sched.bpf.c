@@ -215,6 +215,7 @@ static __always_inline __u32 task_pcount(bool btf, struct task_struct *p)
 }
 
 #include "sched_latency.h"
+#include "sched_off.h"
 
 /* Woken: runnable from now. Not while we believe it is on a CPU (woken before it
  * got to sleep): its switch-out decides then whether it waits. A thread preempted on
@@ -229,6 +230,7 @@ static __always_inline void mark_runnable(bool btf, struct task_struct *p, __u64
 	mark_dirty(tid);
 	if (!t || t->on_cpu)
 		return;
+	off_end(t, now);
 	pcount = task_pcount(btf, p);
 	if (t->enq_ts) {
 		if (pcount == t->enq_pcount && now > t->enq_ts)
@@ -313,6 +315,8 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 		bool dead = prev_state & TASK_DEAD;
 		t = thread_get(btf, prev, prev_tid, !dead);
 		if (t) {
+			if (t->on_cpu && t->cpu == cpu && now > t->last_in)
+				t->oncpu_wall_ns += now - t->last_in;
 			t->sum_ns = task_runtime(btf, prev);
 			t->on_cpu = 0;
 			t->switches++;
@@ -326,6 +330,11 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 			if (preempt || prev_state == TASK_RUNNING) {
 				t->enq_ts = now;
 				t->enq_pcount = task_pcount(btf, prev);
+				t->off_ts = 0;
+			} else {
+				/* Asleep from now, for the reason it leaves with. */
+				t->off_ts = now;
+				t->off_cause = off_cause(btf, prev, current_task(), prev_state);
 			}
 		}
 	}
@@ -346,6 +355,8 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 				}
 			}
 			t->enq_ts = 0;
+			/* Switched in still asleep to us: its wakeup went unseen. */
+			off_end(t, now);
 			t->on_cpu = 1;
 			t->cpu = cpu;
 			t->last_in = now;
@@ -458,6 +469,12 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 		}
 		if (tid == tgid)
 			BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
+		if (t) {
+			for (int i = 0; i < TTOP_SPLIT__COUNT; i++)
+				add_nz(&p->dead_off_ns[i], t->off_ns[i]);
+			add_nz(&p->dead_oncpu_wall_ns,
+			       t->oncpu_wall_ns + (t->on_cpu && now > t->last_in ? now - t->last_in : 0));
+		}
 	}
 	lat_exit(task, tgid, tid, t);
 	if (t)
@@ -525,6 +542,30 @@ SEC("tp_btf/task_rename")
 int BPF_PROG(ttop_task_rename, struct task_struct *task)
 {
 	mark_dirty(task->pid);
+	return 0;
+}
+
+/* Run once by user space right after the probes attach: every thread asleep now gets
+ * its sleep's start (now) and cause, so a thread that has slept since before ttop
+ * started is not missing from the wall-time split until its first wakeup. */
+SEC("iter/task")
+int ttop_seed_sleepers(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct thread_stats *t;
+	unsigned int state;
+
+	if (!task)
+		return 0;
+	state = task_state(task);
+	if (state == TASK_RUNNING || (state & TASK_DEAD) || (task->flags & PF_EXITING))
+		return 0;
+	t = thread_get(true, task, task->pid, true);
+	/* An event since it was listed (woken, switched) knows better. */
+	if (!t || t->on_cpu || t->off_ts || t->enq_ts)
+		return 0;
+	t->off_cause = off_cause(true, task, task, state);
+	t->off_ts = bpf_ktime_get_ns();
 	return 0;
 }
 

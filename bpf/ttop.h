@@ -45,6 +45,23 @@ struct cpu_stats {
 };
 
 /* Per thread (hash keyed by tid). Cumulative since ttop first saw the thread. */
+/* Why a thread is off its CPU and not runnable, decided at its switch-out from the
+ * state it leaves in, the system call it sleeps in (its saved user registers) and the
+ * task's in-iowait flag. Every off-CPU nanosecond goes to one of these. */
+enum ttop_split {
+	TTOP_SPLIT_FUTEX = 0, /* asleep in futex() or futex_waitv() */
+	TTOP_SPLIT_IO = 1,    /* uninterruptible in io_schedule (in_iowait): block I/O */
+	TTOP_SPLIT_FAULT = 2, /* uninterruptible in an exception, not a system call: a page fault
+	                     * (a major fault waiting for its page, reclaim, the mmap_lock) */
+	TTOP_SPLIT_D = 3,     /* uninterruptible otherwise: kernel locks, other waits */
+	TTOP_SPLIT_POLL = 4,  /* asleep in epoll_wait, poll, select and their variants */
+	TTOP_SPLIT_SLEEP = 5, /* asleep in nanosleep or clock_nanosleep */
+	TTOP_SPLIT_READ = 6,  /* asleep in read, readv, pread, preadv, recvfrom, recvmsg, recvmmsg */
+	TTOP_SPLIT_OTHER = 7, /* asleep in another system call (wait4, accept, pause...), stopped,
+	                     * or a kernel thread's idle wait */
+	TTOP_SPLIT__COUNT = 8,
+};
+
 struct thread_stats {
 	__u32 tgid;
 	__u32 cpu;           /* CPU it last switched in on */
@@ -66,6 +83,17 @@ struct thread_stats {
 	__u64 lat1_ns;
 	__u64 lat1_ts;       /* ktime when it got the CPU */
 	__u64 lat1_gen;      /* tick generation it belongs to */
+	/* Where its off-CPU time goes (the wall-time split): the sleep it is in now, since
+	 * off_ts (0: not asleep, or asleep since before ttop saw it), and the time of its
+	 * ended sleeps by cause (enum ttop_split). */
+	__u64 off_ts;
+	__u32 off_cause;
+	__u32 pad2;
+	__u64 off_ns[TTOP_SPLIT__COUNT];
+	/* Wall-clock time on a CPU, switch-in to switch-out: the split's on-CPU part. The
+	 * task's runtime (sum_ns) leaves out interrupts and a hypervisor's steal while it
+	 * held the CPU, so it would not add up to the wall time. */
+	__u64 oncpu_wall_ns;
 };
 
 /* thread_stats.lat_state */
@@ -94,6 +122,8 @@ struct proc_stats {
 	__u64 dead_runq_wait_ns;/* run-queue wait of exited threads */
 	__u64 ghost_oncpu_ns;   /* on-CPU time of ghost threads (part of dead_oncpu_ns) */
 	char comm[16];          /* the group leader's comm when it exited */
+	__u64 dead_off_ns[TTOP_SPLIT__COUNT]; /* off-CPU time of exited threads, by cause */
+	__u64 dead_oncpu_wall_ns; /* their wall-clock time on a CPU (oncpu_wall_ns) */
 };
 
 /* Map-full and other losses; index with enum ttop_drop. */

@@ -362,13 +362,19 @@ impl Collector {
         // /proc/stat is read, so a window spans one frame's interval.
         let own = self.own.read(mono_ns());
         let stat = self.system.read();
-        let mono = mono_ns();
-        let wall = wall_ns();
+        let mut mono = mono_ns();
+        let mut wall = wall_ns();
         let runnable: foldhash::HashSet<u32> = procs
             .iter()
             .flat_map(|p| p.tasks.iter().filter(|t| t.state == 'R').map(|t| t.tid))
             .collect();
         let mut bpf = self.sched.as_mut().map(|s| s.read(mono, &runnable));
+        // The scheduler's figures are at the end of its read: so is the sample.
+        if let Some(s) = self.sched.as_ref() {
+            let at = s.read_at_ns();
+            wall += at.saturating_sub(mono);
+            mono = at;
+        }
         let interrupts = crate::model::irq::ProcInterrupts::parse(self.interrupts.read());
         let irq = self.irq.as_mut().map(|c| {
             let (s, drops) = c.read();

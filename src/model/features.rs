@@ -92,6 +92,10 @@ pub const IDS: &[(&str, &str)] = &[
     ),
     ("thread_churn", "threads created and exited, ghost threads"),
     ("sched_latency", "run-queue wait and scheduling latency"),
+    (
+        "time_split",
+        "wall time per thread split by cause (on CPU, runnable, futex, I/O, fault...)",
+    ),
     ("futex_waits", "futex waits that slept"),
     ("futex_calls", "futex calls, EAGAIN returns and wakes"),
     ("kernel_locks", "kernel-lock contention"),

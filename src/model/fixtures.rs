@@ -277,6 +277,8 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
                     oncpu_ns: oncpu * secs,
                     runq_wait_ns: waited * secs,
                     switches: (100 + 7 * u64::from(i)) * secs,
+                    off_ns: off_split(tid_of(p, i), oncpu + waited, secs),
+                    oncpu_wall_ns: oncpu * secs,
                 });
             }
             bprocs.push(BpfProc {
@@ -423,6 +425,12 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
                 oncpu_ns: secs * 1_000_000 * u64::from(t.tid % 11),
                 runq_wait_ns: secs * 10_000 * u64::from(t.tid % 13),
                 switches: secs * 10,
+                off_ns: off_split(
+                    t.tid,
+                    1_000_000 * u64::from(t.tid % 11) + 10_000 * u64::from(t.tid % 13),
+                    secs,
+                ),
+                oncpu_wall_ns: secs * 1_000_000 * u64::from(t.tid % 11),
             });
         }
         b.procs.push(BpfProc {
@@ -514,6 +522,19 @@ pub fn irq_into(s: &mut Sample, secs: u64) {
             *v += (k + 1) * 3 * secs;
         }
     }
+}
+
+/// A fixture thread's off-CPU time after `secs` seconds, when it ran or waited for a CPU
+/// `busy_ns` of each second: the rest of each second, 70% to one cause and 30% to
+/// another, both picked by its tid, so threads differ and every second adds up.
+fn off_split(tid: u32, busy_ns: u64, secs: u64) -> [u64; crate::model::sample::OFF_CAUSES] {
+    let n = crate::model::sample::OFF_CAUSES;
+    let rest = 1_000_000_000u64.saturating_sub(busy_ns);
+    let mut off = [0; crate::model::sample::OFF_CAUSES];
+    let (a, b) = (tid as usize % n, (tid as usize + 3) % n);
+    off[a] += rest * 7 / 10 * secs;
+    off[b] += (rest - rest * 7 / 10) * secs;
+    off
 }
 
 #[cfg(test)]

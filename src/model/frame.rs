@@ -4,6 +4,7 @@
 //! Field names are a public contract (`ttop --json`): add fields, never rename them.
 //! Counts are per interval; `interval_s` says how long the interval was.
 
+use crate::model::procs::wall::TimeSplit;
 use serde::Serialize;
 
 use super::opt::Opt;
@@ -39,7 +40,7 @@ pub struct Frame {
     pub procs: Vec<ProcFrame>,
     /// Ghost threads grouped by process and name, biggest first.
     pub ghost_groups: Vec<super::procs::ghosts::GhostGroup>,
-    /// Per-thread rows (not part of the JSON output).
+    /// Per-thread rows: in the JSON output only with a filter (record::dump::json_line).
     #[serde(skip)]
     pub threads: Vec<ThreadFrame>,
     /// Events lost this interval because a BPF map was full (all maps) or a lock wait
@@ -191,6 +192,10 @@ pub struct ProcFrame {
     pub futex_slept: Opt<u64>,
     /// Time its threads spent blocked in futex wait calls, ms.
     pub futex_wait_ms: Opt<f64>,
+    /// Where its threads' wall time went in the interval (thread-seconds per part,
+    /// exited threads included; `model::procs::wall`); null without eBPF and in the
+    /// first interval.
+    pub time: TimeSplit,
 }
 
 impl ProcFrame {
@@ -238,6 +243,7 @@ impl ProcFrame {
             futex_calls: Opt::NONE,
             futex_slept: Opt::NONE,
             futex_wait_ms: Opt::NONE,
+            time: TimeSplit::NONE,
         }
     }
 }
@@ -254,6 +260,9 @@ pub struct ThreadFrame {
     pub cpu_pct_scan: Opt<f64>,
     pub cpu_pct_true: Opt<f64>,
     pub runq_wait_ms: Opt<f64>,
+    /// Where the thread's wall time went in the interval (seconds per part; null
+    /// without eBPF and in the first interval).
+    pub time: TimeSplit,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -287,8 +296,9 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn rows_stay_small() {
-        assert_eq!(std::mem::size_of::<ProcFrame>(), 256);
-        assert_eq!(std::mem::size_of::<ThreadFrame>(), 56);
+        // 40 bytes each of them the wall-time split (ten f32).
+        assert_eq!(std::mem::size_of::<ProcFrame>(), 296);
+        assert_eq!(std::mem::size_of::<ThreadFrame>(), 96);
     }
 
     /// `--json` rows with shared strings read exactly as with Strings: the name and

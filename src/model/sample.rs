@@ -146,6 +146,13 @@ pub struct BpfThread {
     pub oncpu_ns: u64,
     pub runq_wait_ns: u64,
     pub switches: u64,
+    /// Off-CPU time by cause (`model::procs::wall::OFF_CAUSES`), open sleep included.
+    #[serde(default, skip_serializing_if = "all_zero")]
+    pub off_ns: [u64; OFF_CAUSES],
+    /// Wall-clock time on a CPU (oncpu_ns is the task's runtime, which leaves out
+    /// interrupts and steal while it held the CPU), open stretch included.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub oncpu_wall_ns: u64,
 }
 
 /// Per-process BPF counters (cumulative) for what outlives threads.
@@ -160,6 +167,22 @@ pub struct BpfProc {
     pub ghost_oncpu_ns: u64,
     /// The group leader's comm when it exited (empty while it lives).
     pub comm: String,
+    /// Off-CPU time of exited threads by cause.
+    #[serde(default, skip_serializing_if = "all_zero")]
+    pub dead_off_ns: [u64; OFF_CAUSES],
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dead_oncpu_wall_ns: u64,
+}
+
+/// How many causes the off-CPU time is split into (bpf/ttop.h enum ttop_split).
+pub const OFF_CAUSES: usize = 8;
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn all_zero(v: &[u64; OFF_CAUSES]) -> bool {
+    v.iter().all(|x| *x == 0)
 }
 
 /// Ghost threads of one process that had the same name (cumulative).

@@ -76,6 +76,14 @@ pub fn replay_json(path: &Path) -> Result<()> {
 pub fn json_line(f: &Frame, out: &mut Vec<u8>) -> serde_json::Result<()> {
     let from = out.len();
     serde_json::to_writer(&mut *out, f)?;
+    // With a filter (-p, --comm, --cgroup) the watched processes' threads follow, as
+    // `threads` (a whole machine's would be most of the line).
+    if f.filter.is_some() && out.last() == Some(&b'}') {
+        out.pop();
+        out.extend_from_slice(b",\"threads\":");
+        serde_json::to_writer(&mut *out, &f.threads)?;
+        out.push(b'}');
+    }
     drop_negative_zero_signs(out, from);
     out.push(b'\n');
     Ok(())

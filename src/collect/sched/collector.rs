@@ -15,7 +15,7 @@ use crate::collect::bpf::map_read;
 use crate::collect::sched::dirty::{Dirty, DirtyTids};
 use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
-use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName};
+use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName, OFF_CAUSES};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
@@ -41,6 +41,10 @@ pub struct SchedCollector {
     /// lat_exits records written by the time of the last read (TTOP_INS_LAT_EXITS): while
     /// the count stands still, the map holds nothing new and is not walked.
     lat_exits_seen: u64,
+    /// When the last read() ended (CLOCK_MONOTONIC ns): the time its figures are at.
+    read_at_ns: u64,
+    /// When the last begin_scan ran (CLOCK_MONOTONIC ns).
+    scan_began_ns: u64,
     /// Probes that could not attach, with why.
     pub problems: Vec<String>,
     /// What they measure on this kernel, and through which hooks.
@@ -138,6 +142,12 @@ impl SchedCollector {
                 })
             })
             .flatten();
+        // (After `dirty`: this one does not mark threads.) Threads asleep since before now: their sleep starts now, with its cause.
+        if let Err(e) = seed_sleepers(&skel.progs.ttop_seed_sleepers) {
+            problems.push(format!(
+                "probe seed_sleepers: {e}: the time-split of a thread asleep since before ttop started counts from its first wakeup"
+            ));
+        }
         if links.is_empty() {
             return Err(problems
                 .first()
@@ -161,6 +171,8 @@ impl SchedCollector {
             walks: Default::default(),
             features: Self::features(switch, &problems),
             lat_exits_seen: 0,
+            read_at_ns: 0,
+            scan_began_ns: u64::MAX,
             problems,
         })
     }
@@ -194,6 +206,18 @@ impl SchedCollector {
                 "thread_churn",
                 &["task_newtask", "sched_process_exit"],
                 "task_newtask, sched_process_exit".into(),
+            ),
+            f(
+                "time_split",
+                &[
+                    "sched_switch",
+                    "sched_wakeup",
+                    "sched_wakeup_new",
+                    "seed_sleepers",
+                ],
+                format!(
+                    "{switch} (state, system call, iowait at switch-out), sched_wakeup(_new), iter/task"
+                ),
             ),
             f(
                 "sched_latency",
@@ -244,6 +268,8 @@ impl SchedCollector {
             p.ttop_sched_switch.set_autoload(btf && !switch3);
             p.ttop_sched_switch3.set_autoload(btf && switch3);
             p.ttop_raw_sched_switch.set_autoload(!btf);
+            // Task iterators (5.8) need BTF, as tp_btf does.
+            p.ttop_seed_sleepers.set_autoload(btf);
             for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
                 match can_map {
                     true => {
@@ -286,6 +312,7 @@ impl SchedCollector {
     /// Called just before each /proc scan: threads born from now on and dead before
     /// the next call were never seen by a scan ("ghosts").
     pub fn begin_scan(&mut self) {
+        self.scan_began_ns = crate::util::mono_ns();
         let d = self.data();
         // Volatile: the BPF programs read it concurrently through the mmapped page.
         // SAFETY: the pointer comes from a live &mut into the mmapped .data section.
@@ -310,8 +337,14 @@ impl SchedCollector {
         }
     }
 
-    /// Read every map once; `mono_ns` is the sample time used to extrapolate the
-    /// state of threads on CPU and of run queues since their last event.
+    /// When the last read ended: the instant its figures are at (`read`).
+    pub fn read_at_ns(&self) -> u64 {
+        self.read_at_ns
+    }
+
+    /// Read every map once. The state of threads on CPU, waiting or asleep, and of run
+    /// queues since their last event, is extrapolated to the end of the read (not
+    /// before `mono_ns`; `read_at_ns` says when).
     /// `waiting` holds the threads the /proc scan just saw runnable: a thread of theirs
     /// that is off CPU with a pending enqueue time is waiting right now, and that wait so
     /// far is counted, so a long wait lands in the intervals it spans.
@@ -323,15 +356,19 @@ impl SchedCollector {
         let mut w_lat = std::mem::take(&mut self.walks[2]);
         let [w_threads, w_procs, _, w_ghosts] = &mut self.walks;
         let mut current: Vec<u32> = vec![0; self.ncpus as usize];
+        let scan_began = self.scan_began_ns;
+        let mut cpu_open: Vec<(u64, u32)> = Vec::with_capacity(self.ncpus as usize);
+        // Threads in a state since their last event (row, state, since), extended to the
+        // end of the read once it is over.
+        let mut opens: Vec<(usize, Open, u64)> = Vec::new();
         for cpu in 0..self.ncpus {
             let Ok(Some(v)) = maps.cpu_stats.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) else {
                 continue;
             };
             let c: types::cpu_stats = from_bytes(&v);
-            let mut area = u128::from(c.runq_area);
-            if c.runq_last_ts != 0 && mono_ns > c.runq_last_ts {
-                area += u128::from(c.runq_last_nr) * u128::from(mono_ns - c.runq_last_ts);
-            }
+            // Extrapolated to the end of the read (below).
+            let area = u128::from(c.runq_area);
+            cpu_open.push((c.runq_last_ts, c.runq_last_nr));
             let max = if c.runq_max_gen == tick_gen {
                 c.runq_max
             } else {
@@ -357,25 +394,66 @@ impl SchedCollector {
                 let one = [t.lat1_ns, t.lat1_ts, t.lat1_gen];
                 lat1.push(one_latency(tid, t.tgid, one, tick_gen));
             }
-            let mut oncpu = t.sum_ns.saturating_sub(t.base_ns);
-            // Still on a CPU: add the time since it switched in.
-            let running = t.on_cpu != 0 && current.get(t.cpu as usize) == Some(&tid);
-            if running && mono_ns > t.last_in {
-                oncpu += mono_ns - t.last_in;
+            let row = out.threads.len();
+            // Still on a CPU: the time since it switched in is added at the end (whether
+            // it is, is decided there: it may have come in since cpu_stats was read).
+            if t.on_cpu != 0 {
+                opens.push((row, Open::OnCpu(t.cpu), t.last_in));
+            } else if t.enq_ts != 0 && (waiting.contains(&tid) || t.enq_ts >= scan_began) {
+                // Runnable per the scan, or woken since the scan began (after the scan
+                // read it asleep): a stale enqueue time is older than both.
+                opens.push((row, Open::Waiting, t.enq_ts));
+            } else if t.off_ts != 0 && (t.off_cause as usize) < OFF_CAUSES {
+                opens.push((row, Open::Asleep(t.off_cause as usize), t.off_ts));
             }
             out.threads.push(BpfThread {
                 tid,
                 tgid: t.tgid,
-                oncpu_ns: oncpu,
-                runq_wait_ns: t.runq_wait_ns
-                    + if !running && t.enq_ts != 0 && mono_ns > t.enq_ts && waiting.contains(&tid) {
-                        mono_ns - t.enq_ts
-                    } else {
-                        0
-                    },
+                oncpu_ns: t.sum_ns.saturating_sub(t.base_ns),
+                runq_wait_ns: t.runq_wait_ns,
                 switches: t.switches,
+                off_ns: t.off_ns,
+                oncpu_wall_ns: t.oncpu_wall_ns,
             });
         });
+        // The sample's time is the end of the walk: an entry read late in it (ttop
+        // preempted mid-walk on a busy machine) may hold events up to then, and every
+        // state still open at its read is extended to the same instant, so each thread's
+        // parts add up to the time between two reads.
+        let end = crate::util::mono_ns().max(mono_ns);
+        self.read_at_ns = end;
+        // Who is on each CPU now, too: a thread that came in during the walk is on it.
+        let current_after: Vec<u32> = (0..self.ncpus)
+            .map(|cpu| {
+                maps.cpu_stats
+                    .lookup(&cpu.to_ne_bytes(), MapFlags::ANY)
+                    .ok()
+                    .flatten()
+                    .map_or(0, |v| from_bytes::<types::cpu_stats>(&v).cur_tid)
+            })
+            .collect();
+        for (row, open, since) in opens {
+            let t = &mut out.threads[row];
+            let d = end.saturating_sub(since);
+            match open {
+                // A thread we believe on a CPU that is not that CPU's, before or after
+                // the walk, left it unseen (a sched_switch the kernel did not deliver).
+                Open::OnCpu(cpu) => {
+                    let on = |v: &Vec<u32>| v.get(cpu as usize) == Some(&t.tid);
+                    if on(&current) || on(&current_after) {
+                        t.oncpu_ns += d;
+                        t.oncpu_wall_ns += d;
+                    }
+                }
+                Open::Waiting => t.runq_wait_ns += d,
+                Open::Asleep(c) => t.off_ns[c] += d,
+            }
+        }
+        for (c, (last_ts, last_nr)) in out.cpus.iter_mut().zip(cpu_open) {
+            if last_ts != 0 && end > last_ts {
+                c.runq_area_ns += u128::from(last_nr) * u128::from(end - last_ts);
+            }
+        }
         w_procs.for_each(&maps.procs, Some(ins[1]), |k, v| {
             let p: types::proc_stats = from_bytes(v);
             out.procs.push(BpfProc {
@@ -387,6 +465,8 @@ impl SchedCollector {
                 dead_runq_wait_ns: p.dead_runq_wait_ns,
                 ghost_oncpu_ns: p.ghost_oncpu_ns,
                 comm: c_str(&p.comm.map(|c| c as u8)),
+                dead_off_ns: p.dead_off_ns,
+                dead_oncpu_wall_ns: p.dead_oncpu_wall_ns,
             });
         });
         w_ghosts.for_each(&maps.ghost_names, Some(ins[3]), |k, v| {
@@ -578,4 +658,26 @@ fn recursion_misses(progs: &[RawFd]) -> u64 {
             if r == 0 { info.recursion_misses } else { 0 }
         })
         .sum()
+}
+
+/// Run the task iterator that gives every thread asleep right now the start and cause of
+/// its sleep (bpf/sched.bpf.c ttop_seed_sleepers), once, after the probes attached.
+fn seed_sleepers(prog: &libbpf_rs::ProgramMut<'static>) -> Result<(), String> {
+    use std::io::Read;
+    if !prog.autoload() {
+        return Err("not loaded on this kernel (task iterators need BTF)".into());
+    }
+    let link = prog.attach().map_err(|e| e.to_string())?;
+    let mut it = libbpf_rs::Iter::new(&link).map_err(|e| e.to_string())?;
+    let mut sink = Vec::new();
+    it.read_to_end(&mut sink).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// A state a thread was in at its last event, still open when its entry was read.
+enum Open {
+    /// On this CPU.
+    OnCpu(u32),
+    Waiting,
+    Asleep(usize),
 }

@@ -1,6 +1,7 @@
 //! Process and thread rows: the scan's rows joined with eBPF's (`rows`, `threads`), the
 //! per-process sums (`totals`), what a thread-mode scan missed (`top_view`, `ghosts`),
-//! and the tasks remembered from the previous interval (`prev_tasks`).
+//! the tasks remembered from the previous interval (`prev_tasks`), and where their wall
+//! time went (`wall`).
 
 pub mod ghosts;
 pub mod prev_tasks;
@@ -8,3 +9,4 @@ pub mod rows;
 pub mod threads;
 pub mod top_view;
 pub mod totals;
+pub mod wall;

@@ -14,6 +14,7 @@ use crate::model::opt::Opt;
 use crate::model::procs::prev_tasks::PrevTasks;
 use crate::model::procs::threads::{Interval, scan_pct, thread_row};
 use crate::model::procs::totals::{ProcTotals, Totals};
+use crate::model::procs::wall::TimeSplit;
 use crate::model::rates::{delta, pct_of};
 use crate::model::sample::{BpfSample, ProcScan, Sample};
 
@@ -180,6 +181,7 @@ struct BpfCols {
     runq_wait_ms: Option<f64>,
     runnable_avg: Opt<f64>,
     scan_miss: Option<f64>,
+    time: TimeSplit,
 }
 
 /// A process row: one struct expression, so it can be built where it is stored.
@@ -218,6 +220,7 @@ fn proc_row(
         futex_calls: Opt::NONE,
         futex_slept: Opt::NONE,
         futex_wait_ms: Opt::NONE,
+        time: b.time,
     }
 }
 
@@ -309,6 +312,7 @@ fn bpf_cols(
         } else {
             None
         },
+        time: TimeSplit::between(&pt.cumulative(), &ct.cumulative(), has_prev),
     }
 }
 

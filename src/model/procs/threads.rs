@@ -5,6 +5,7 @@
 use crate::model::frame::ThreadFrame;
 use crate::model::opt::Opt;
 use crate::model::procs::prev_tasks::PrevTask;
+use crate::model::procs::wall::{Cumulative, TimeSplit};
 use crate::model::rates::{delta, pct_of};
 use crate::model::sample::{BpfThread, ProcScan, TaskScan};
 
@@ -51,7 +52,7 @@ pub fn thread_row(
     prev: Option<&BpfThread>,
     at: &Interval,
 ) -> ThreadFrame {
-    let (cpu_pct_true, runq_wait_ms) = if at.bpf {
+    let (cpu_pct_true, runq_wait_ms, time) = if at.bpf {
         let (c_on, c_wait) = cur.map_or((0, 0), |c| (c.oncpu_ns, c.runq_wait_ns));
         let (p_on, p_wait) = prev.map_or((0, 0), |p| (p.oncpu_ns, p.runq_wait_ns));
         let on = if at.has_prev { delta(p_on, c_on) } else { 0 };
@@ -60,9 +61,21 @@ pub fn thread_row(
         } else {
             0
         };
-        (Opt::some(pct_of(on, at.ns)), Opt::some(w as f64 / 1e6))
+        let cum = |b: Option<&BpfThread>| {
+            b.map_or(Cumulative::default(), |b| Cumulative {
+                oncpu_ns: b.oncpu_wall_ns,
+                runq_wait_ns: b.runq_wait_ns,
+                off_ns: b.off_ns,
+            })
+        };
+        let time = TimeSplit::between(&cum(prev), &cum(cur), at.has_prev);
+        (
+            Opt::some(pct_of(on, at.ns)),
+            Opt::some(w as f64 / 1e6),
+            time,
+        )
     } else {
-        (Opt::NONE, Opt::NONE)
+        (Opt::NONE, Opt::NONE, TimeSplit::NONE)
     };
     ThreadFrame {
         tid: t.tid,
@@ -72,5 +85,6 @@ pub fn thread_row(
         cpu_pct_scan: cpu_pct_scan.into(),
         cpu_pct_true,
         runq_wait_ms,
+        time,
     }
 }

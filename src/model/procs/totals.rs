@@ -5,7 +5,8 @@
 use std::cell::Cell;
 
 use crate::model::join::{KeyMap, for_run};
-use crate::model::sample::{BpfProc, BpfThread};
+use crate::model::procs::wall::Cumulative;
+use crate::model::sample::{BpfProc, BpfThread, OFF_CAUSES};
 
 /// One process's totals (zero for a process BPF never saw).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -16,12 +17,27 @@ pub struct ProcTotals {
     pub exited: u64,
     pub ghosts: u64,
     pub ghost_oncpu_ns: u64,
+    pub off_ns: [u64; OFF_CAUSES],
+    pub oncpu_wall_ns: u64,
 }
 
 impl ProcTotals {
     fn add_thread(&mut self, t: &BpfThread) {
         self.oncpu_ns += t.oncpu_ns;
         self.runq_wait_ns += t.runq_wait_ns;
+        for (a, b) in self.off_ns.iter_mut().zip(t.off_ns) {
+            *a += b;
+        }
+        self.oncpu_wall_ns += t.oncpu_wall_ns;
+    }
+
+    /// What the wall-time split is taken from.
+    pub fn cumulative(&self) -> Cumulative {
+        Cumulative {
+            oncpu_ns: self.oncpu_wall_ns,
+            runq_wait_ns: self.runq_wait_ns,
+            off_ns: self.off_ns,
+        }
     }
 
     /// A process entry's dead-thread sums add; its counts replace (the last entry of
@@ -29,6 +45,10 @@ impl ProcTotals {
     fn add_proc(&mut self, p: &BpfProc) {
         self.oncpu_ns += p.dead_oncpu_ns;
         self.runq_wait_ns += p.dead_runq_wait_ns;
+        for (a, b) in self.off_ns.iter_mut().zip(p.dead_off_ns) {
+            *a += b;
+        }
+        self.oncpu_wall_ns += p.dead_oncpu_wall_ns;
         self.created = p.created;
         self.exited = p.exited;
         self.ghosts = p.ghosts;
