@@ -198,7 +198,12 @@ fn o_switches_the_live_profile_to_off_cpu_time() {
     let _g = kernel_lock();
     let mut w = spawn_workload("offcpu", &["30"]);
     let pid = pid_of(&mut w);
-    let Some(t) = Tmux::start(&format!("{} -p {pid}", ttop_bin().display()), 160, 50) else {
+    let cmd = format!(
+        "{} --config {} -p {pid}",
+        ttop_bin().display(),
+        own_config().display()
+    );
+    let Some(t) = Tmux::start(&cmd, 160, 50) else {
         let _ = w.kill();
         let _ = w.wait();
         return;
