@@ -17,7 +17,6 @@ pub mod run;
 pub mod screen;
 pub mod sort;
 pub mod state;
-mod state_act;
 pub mod term_input;
 pub mod tree;
 pub mod view;

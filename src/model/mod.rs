@@ -6,6 +6,9 @@ pub mod contention;
 pub mod derive;
 pub mod features;
 pub mod findings;
+/// Deterministic Samples for tests and benchmarks: not in the shipped library (the
+/// `fixtures` feature, on for tests, benches and examples through the dev-dependency).
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 pub mod frame;
 pub mod irq;

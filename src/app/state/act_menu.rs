@@ -1,13 +1,13 @@
 //! The App's side of acting on a process (F9, F7/F8, a): which process, and the
-//! prompt it opens (see `act`). Kept apart from `state.rs`, which is the rest of App.
+//! prompt it opens (see `act`). The rest of App is in the other files of `state/`.
 
-use super::keymap::Action;
-use super::state::App;
+use super::App;
+use crate::app::keymap::Action;
 
 impl App {
     /// The process an act applies to: the one whose threads are shown, else the
     /// selected row. With its name.
-    pub(super) fn act_target(&self) -> Option<(u32, String)> {
+    pub(in crate::app) fn act_target(&self) -> Option<(u32, String)> {
         let pid = match self.thread_pid {
             Some(p) => p,
             None => {
@@ -23,8 +23,8 @@ impl App {
         Some((pid, comm))
     }
 
-    pub(super) fn open_act(&mut self, a: Action) {
-        use super::act::ActMenu;
+    pub(in crate::app) fn open_act(&mut self, a: Action) {
+        use crate::app::act::ActMenu;
         if self.replay.is_some() {
             self.act_result =
                 Some("a replay cannot act on processes: they are the recorded machine's".into());

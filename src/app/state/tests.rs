@@ -1,6 +1,9 @@
 //! App's own behaviour: selection, pause, the help screen's keys.
 
+use crossterm::event::KeyEvent;
+
 use super::*;
+use crate::app::keymap::Action;
 use crate::model::frame::ProcFrame;
 
 /// A frame with eBPF figures (so the default sort is the eBPF CPU%).

@@ -1,0 +1,88 @@
+//! The process table's rows: which processes it shows (the filter text, hidden exited
+//! and kernel rows), in which order (sort, tree), and the selection among them.
+
+use super::App;
+use crate::app::sort::{ProcWindow, proc_window, sorted_procs};
+use crate::model::Frame;
+use crate::model::frame::ProcFrame;
+
+impl App {
+    /// The text rows are narrowed by (the prompt while typing, else the filter in force).
+    pub fn narrow_text(&self) -> Option<&str> {
+        self.prompt
+            .as_deref()
+            .or(self.filter_text.as_deref())
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Whether a row is in the process table: it matches the text narrowing it, and it
+    /// is not a process that exited while those are hidden (x).
+    pub fn shows(&self, p: &ProcFrame) -> bool {
+        let hidden = (self.hide_exited && p.gone) || (self.hide_kernel && p.is_kernel_thread());
+        !hidden && self.narrow_text().is_none_or(|t| matches_text(p, t))
+    }
+
+    /// Rows of the process table in display order, narrowed by the filter text.
+    pub fn visible_procs<'a>(&self, f: &'a Frame) -> Vec<&'a ProcFrame> {
+        let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
+        rows.retain(|p| self.shows(p));
+        if self.tree {
+            return crate::app::tree::tree_order(&rows)
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+        }
+        rows
+    }
+
+    /// What a process table `height` rows tall shows of `f` (see `sort::proc_window`):
+    /// the same rows as `visible_procs` around the selection, without sorting them all.
+    pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
+        if self.tree {
+            let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
+            rows.retain(|p| self.shows(p));
+            let order = crate::app::tree::tree_order(&rows);
+            return crate::app::tree::tree_window(order, self.selected_pid, height);
+        }
+        proc_window(
+            f,
+            self.proc_sort,
+            self.proc_reverse,
+            |p| self.shows(p),
+            self.selected_pid,
+            height,
+        )
+    }
+
+    /// PIDs of the process table in display order.
+    pub(in crate::app) fn rows(&self) -> Vec<u32> {
+        self.frame
+            .as_ref()
+            .map(|f| self.visible_procs(f).iter().map(|p| p.pid).collect())
+            .unwrap_or_default()
+    }
+
+    /// Index of the selected row in display order.
+    pub fn selected_index(&self, rows: &[u32]) -> usize {
+        self.selected_pid
+            .and_then(|p| rows.iter().position(|&r| r == p))
+            .unwrap_or(0)
+    }
+
+    pub(super) fn move_selection(&mut self, to: impl Fn(usize, usize) -> usize) {
+        let rows = self.rows();
+        if rows.is_empty() {
+            return;
+        }
+        let i = to(self.selected_index(&rows), rows.len()).min(rows.len() - 1);
+        self.selected_pid = Some(rows[i]);
+    }
+}
+
+/// Does a row match typed text: a PID prefix, or a substring of its name or command.
+pub fn matches_text(p: &ProcFrame, text: &str) -> bool {
+    let t = text.to_lowercase();
+    p.pid.to_string().starts_with(&t)
+        || p.comm.to_lowercase().contains(&t)
+        || p.cmdline.to_lowercase().contains(&t)
+}
