@@ -46,6 +46,8 @@ const VIEWS: &[(&str, View)] = &[
     ("ipi", View::Ipi),
     ("latency", View::Latency),
     ("profile", View::Profile),
+    ("cgroups", View::Cgroups),
+    ("time", View::Time),
 ];
 
 /// Where the file is: `$XDG_CONFIG_HOME/ttop/config.toml`, else

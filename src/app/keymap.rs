@@ -144,6 +144,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('5')], action: Action::GoTo(View::Latency), label: "5", help: "scheduling latency per CPU and thread", footer: None, views: None },
     Binding { keys: &[Key::Char('6')], action: Action::GoTo(View::Profile), label: "6", help: "profile: flame graph of stacks", footer: None, views: None },
     Binding { keys: &[Key::Char('7')], action: Action::GoTo(View::Cgroups), label: "7", help: "cgroups (v2) as a tree: CPU, throttling, pressure, memory, I/O", footer: None, views: None },
+    Binding { keys: &[Key::Char('8')], action: Action::GoTo(View::Time), label: "8", help: "where the time goes: each process's threads split into on CPU, runnable, futex, I/O, fault, sleeps", footer: None, views: None },
     Binding { keys: &[Key::Char('f')], action: Action::Findings, label: "f", help: "findings: read each one whole, with the figures that raised it (↑/↓ scroll)", footer: None, views: None },
     Binding { keys: &[Key::Char('e')], action: Action::Evidence, label: "e", help: "evidence: open the view of the marked finding (again: the next one)", footer: None, views: None },
     Binding { keys: &[Key::Char('R')], action: Action::ToggleRecord, label: "R", help: "start / stop recording (to --record FILE, else ttop-<UTC time>.ttop here)", footer: Some("record"), views: None },

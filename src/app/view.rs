@@ -13,6 +13,7 @@ pub enum View {
     Latency,
     Profile,
     Cgroups,
+    Time,
 }
 
 impl View {
@@ -24,6 +25,7 @@ impl View {
         View::Latency,
         View::Profile,
         View::Cgroups,
+        View::Time,
     ];
 
     pub fn title(self) -> &'static str {
@@ -35,6 +37,7 @@ impl View {
             View::Latency => "Latency",
             View::Profile => "Profile",
             View::Cgroups => "Cgroups",
+            View::Time => "Time",
         }
     }
 }

@@ -65,6 +65,7 @@ pub fn columns(app: &App) -> Vec<(&'static str, &'static str)> {
         View::Latency => latency::COLUMNS.to_vec(),
         View::Profile => profile::COLUMNS.to_vec(),
         View::Cgroups => super::cgroups::COLUMNS.to_vec(),
+        View::Time => super::time_split::columns(),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod runnable;
 pub mod sorted_table;
 pub mod theme;
 pub mod threads;
+pub mod time_split;
 pub mod timebar;
 
 use ratatui::Frame as TermFrame;
@@ -61,6 +62,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
         View::Latency => latency::render(f, body, app, frame, &th),
         View::Profile => profile::render(f, body, app, frame, &th),
         View::Cgroups => cgroups::render(f, body, app, frame, &th),
+        View::Time => time_split::render(f, body, app, frame, &th),
     }
     footer::render(f, foot, app, &th);
     if app.show_findings {

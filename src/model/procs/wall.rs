@@ -50,7 +50,10 @@ pub struct TimeSplit(pub [f32; 2 + OFF_CAUSES]);
 /// Equal when every part is the same number, "not measured" (NaN) included.
 impl PartialEq for TimeSplit {
     fn eq(&self, other: &Self) -> bool {
-        self.0.iter().zip(other.0).all(|(a, b)| a.to_bits() == b.to_bits())
+        self.0
+            .iter()
+            .zip(other.0)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
     }
 }
 

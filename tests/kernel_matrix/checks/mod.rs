@@ -7,6 +7,7 @@ mod contention;
 mod probe;
 mod profile;
 mod sched;
+mod split;
 mod tlb;
 
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ pub const WORKLOADS: &[&str] = &[
     "bench_churn",
     "bench_threads",
     "mmaplock",
+    "timesplit",
 ];
 
 fn in_vm() -> bool {

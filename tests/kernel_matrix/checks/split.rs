@@ -2,16 +2,17 @@
 //! goes (tests/workloads/timesplit.c): a spinner, a sleeper, an fsync writer on the
 //! root file system, an epoll server fed by a client on 127.0.0.1, a pipe reader, and
 //! four threads on one mutex. Each thread's parts add up to the interval, and its
-//! biggest part is the one its code spends its time in. Needs root.
-
-mod common;
+//! biggest part is the one its code spends its time in. Needs root. Run here and in
+//! each guest of the kernel matrix.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
-use common::*;
 use serde_json::Value;
+
+use super::super::common::*;
+use super::in_vm;
 
 const PARTS: [&str; 10] = [
     "on_cpu",
@@ -76,12 +77,18 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
     }
     let _g = kernel_lock();
     // The fsync writer's file goes on the root file system (ext4 here, as on most
-    // servers), not a tmpfs /tmp.
-    let dir = std::env::var("CARGO_TARGET_TMPDIR").unwrap_or_else(|_| "/var/tmp".into());
-    let (mut w, pid, roles) = start("8", &dir);
+    // servers), not a tmpfs /tmp. (A guest's root is the host's over 9p, whose fsync is
+    // not block I/O in the guest: there its part is not checked.)
+    let dir = env!("CARGO_TARGET_TMPDIR");
+    // Under QEMU's single-threaded TCG ttop's reads are slow and often preempted: a
+    // wait in progress moves between intervals more often.
+    let (per_interval, per_run) = if in_vm() { (0.05, 0.02) } else { (0.02, 0.01) };
+    // Long enough for a slow guest's ttop to start; killed once the frames are in.
+    let (mut w, pid, roles) = start("120", dir);
     let frames = ttop_json(&["--json", "-n", "5", "-d", "1", "-p", &pid.to_string()]);
     let _ = w.kill();
     let _ = w.wait();
+    let _ = std::fs::remove_file(format!("{dir}/timesplit-{pid}.tmp"));
     // Skip the first frame: the workload's threads were seeded asleep by the iterator
     // mid-interval, or born in it.
     let mut checked = 0;
@@ -113,7 +120,7 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
             // must not count), else it lands in the next interval, with its switch-in
             // (seen: 1.2-1.7% of a second, about one run in five on 2 busy CPUs). Over
             // the whole run within 1% (below).
-            assert_within(&format!("{role}'s parts"), s, secs, 0.02);
+            assert_within(&format!("{role}'s parts"), s, secs, per_interval);
             *run.entry(role.clone()).or_default() += s;
             let share = |ks: &[&str]| ks.iter().map(|k| part(t, k)).sum::<f64>() / s;
             let (want, min): (&[&str], f64) = match role.as_str() {
@@ -122,6 +129,7 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
                 "server" => (&["poll", "on_cpu", "runnable"], 0.95),
                 "reader" => (&["read", "on_cpu", "runnable"], 0.95),
                 "main" => (&["futex"], 0.95),
+                "fsync" if in_vm() => (&PARTS[..], 0.0),
                 "fsync" => (&["io", "uninterruptible", "on_cpu", "runnable"], 0.95),
                 _ => (&["futex", "on_cpu", "runnable"], 0.95), // the mutex threads
             };
@@ -138,7 +146,9 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
         assert!(part(t("sleep"), "sleep") > 0.5 * secs, "{}", t("sleep"));
         assert!(part(t("server"), "poll") > 0.5 * secs, "{}", t("server"));
         assert!(part(t("reader"), "read") > 0.5 * secs, "{}", t("reader"));
-        assert!(part(t("fsync"), "io") > 0.05 * secs, "{}", t("fsync"));
+        if !in_vm() {
+            assert!(part(t("fsync"), "io") > 0.05 * secs, "{}", t("fsync"));
+        }
         let futex: f64 = (0..4).map(|i| part(t(&format!("mutex{i}")), "futex")).sum();
         assert!(
             futex > 0.05 * secs,
@@ -161,7 +171,12 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
     }
     assert!(checked >= 3 * roles.len(), "checked {checked} rows");
     for (role, s) in &run {
-        assert_within(&format!("{role}'s parts over the run"), *s, run_secs, 0.01);
+        assert_within(
+            &format!("{role}'s parts over the run"),
+            *s,
+            run_secs,
+            per_run,
+        );
     }
 }
 
