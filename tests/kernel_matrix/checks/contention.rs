@@ -180,8 +180,12 @@ fn maps_text_reads_are_rare_and_cheap() {
         );
     }
     // A read costs the victim at most a few ms of waiting, throttled reader or not.
+    // (Under QEMU's TCG every instruction is emulated and ttop's reads of the victim's
+    // memory (its command line, a PROCMAP_QUERY) are preempted while they hold the lock:
+    // a 6.12 guest on a host busy with builds saw 62 ms in 3 waits, 2.5 ms on a quiet one.)
+    let per_read = if in_vm() { 80.0 } else { 20.0 };
     assert!(
-        wait_ms <= 20.0 * reads.max(1) as f64,
+        wait_ms <= per_read * reads.max(1) as f64,
         "{wait_ms:.2} ms of waits on ttop"
     );
 }
