@@ -2,6 +2,7 @@
 //! per-process sums (`totals`), what a thread-mode scan missed (`top_view`, `ghosts`),
 //! and the tasks remembered from the previous interval (`prev_tasks`).
 
+pub mod everyday;
 pub mod ghosts;
 pub mod prev_tasks;
 pub mod rows;
