@@ -167,7 +167,7 @@ fn hostile_names_are_inert() {
 #[test]
 fn sorted_by_scan_and_selection() {
     let mut app = incident_app(true, 3);
-    app.handle(Action::SortNext); // TRUE% -> SCAN%
+    app.handle(Action::SortBy(ttop::app::sort::ProcSort::CpuScan));
     app.handle(Action::Down);
     let (text, _) = screen(&app, 80, 24);
     assert!(text.contains("SCAN%▼"));

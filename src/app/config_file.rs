@@ -19,8 +19,9 @@ pub struct Settings {
     /// overview, futexes, locks, ipi, latency or profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub view: Option<String>,
-    /// A process table column: TRUE%, SCAN%, MISS, GHOST/s, NEW/s, EXIT/s, RQWAIT, THR,
-    /// RSS, PID or COMM.
+    /// A process table column by its sort name (app/proc_fields.rs): TRUE%, SCAN%, MISS,
+    /// GHOST/s, NEW/s, EXIT/s, RQWAIT, THR, RSS, PID, COMM, USER, PR, NI, TIME+, START,
+    /// VCSW/s, ICSW/s or MAJFLT/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sort: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +144,7 @@ pub fn parse(text: &str) -> Result<Settings, String> {
     if let Some(v) = &s.sort
         && sort_named(v).is_none()
     {
-        let names: Vec<&str> = ProcSort::ALL.iter().map(|k| k.name()).collect();
+        let names: Vec<&str> = ProcSort::all().iter().map(|k| k.name()).collect();
         return Err(format!(
             "{}sort {v:?} is not one of {}",
             line_of("sort"),
@@ -169,9 +170,8 @@ fn view_named(name: &str) -> Option<View> {
 }
 
 fn sort_named(name: &str) -> Option<ProcSort> {
-    ProcSort::ALL
-        .iter()
-        .copied()
+    ProcSort::all()
+        .into_iter()
         .find(|k| k.name().eq_ignore_ascii_case(name))
 }
 
@@ -218,7 +218,10 @@ mod tests {
         let e = parse("view = \"futexes\"\nsort = 3\n").unwrap_err();
         assert!(e.starts_with("2:8: "), "{e}");
         let e = parse("tree = true\nsort = \"cpu\"\n").unwrap_err();
-        assert!(e.starts_with("2: sort \"cpu\" is not one of TRUE%"), "{e}");
+        assert!(
+            e.starts_with("2: sort \"cpu\" is not one of PID, USER"),
+            "{e}"
+        );
         let e = parse("colour = false\n").unwrap_err();
         assert!(e.starts_with("1:1: ") && e.contains("colour"), "{e}");
         let e = parse("interval = 0\n").unwrap_err();

@@ -10,6 +10,7 @@ pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;
 pub mod player;
+pub mod proc_fields;
 pub mod profile_view;
 pub mod replay;
 pub mod replay_keys;
