@@ -7,6 +7,7 @@ pub mod derive;
 pub mod features;
 pub mod findings;
 pub mod fixtures;
+pub mod fixtures_everyday;
 pub mod frame;
 pub mod irq;
 pub mod join;

@@ -3,6 +3,11 @@
 //! is read (not for a process whose line is reused: neither figure can move without a
 //! scheduler event that marks it), through a kept descriptor.
 //!
+//! Its cost: 5.3 us a read through a kept descriptor here, where stat costs 2.9 us and
+//! statm 0.8 us (81 processes, 2-vCPU VM, best of 20 passes): a process whose stat line
+//! is read costs about twice as much as before, a reused one nothing more. Without eBPF
+//! no line is reused, so every process pays it every tick (5 ms a tick at 1,000 processes).
+//!
 //! The switch counts are the thread group leader's own, as the kernel prints them in
 //! this file (task_context_switch_counts), and as htop shows them; the other threads'
 //! switches are in task/TID/status, which the scan does not read.
