@@ -174,6 +174,22 @@ fn sorted_by_scan_and_selection() {
     snap!("overview_sorted_scan_80x24", text);
 }
 
+/// The column chooser over the overview, THR turned off: the table behind it lacks THR,
+/// and the chooser marks it.
+#[test]
+fn column_chooser_turns_columns_off() {
+    use ttop::app::proc_fields::ProcField;
+    let mut app = incident_app(true, 3);
+    app.hidden_cols = vec![ProcField::Threads];
+    let (text, _) = screen(&app, 80, 24);
+    assert!(!text.contains("THR ") && text.contains("NEW/s"), "{text}");
+    app.handle(Action::Columns);
+    app.col_chooser = Some(6);
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("[ ] THR"), "{text}");
+    snap!("column_chooser_80x24", text);
+}
+
 #[test]
 fn tiny_terminals_do_not_panic() {
     let app = incident_app(true, 3);

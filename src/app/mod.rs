@@ -5,6 +5,7 @@
 pub mod act;
 pub mod act_exec;
 pub mod cgroup_view;
+pub mod col_chooser;
 pub mod config_file;
 pub mod contention_view;
 pub mod irq_view;

@@ -384,7 +384,7 @@ mod tests {
                 assert!(ProcField::sortable().any(|k| k == f.id));
                 // Shown at every width when it is the sort: columns() keeps it.
                 assert!(
-                    crate::ui::procs::columns(40, f.id)
+                    crate::ui::procs::columns(40, f.id, &[f.id])
                         .iter()
                         .any(|c| c.id == f.id)
                 );

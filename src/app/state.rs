@@ -98,6 +98,9 @@ pub struct App {
     pub tree: bool,
     /// Kernel threads are left out of the process table (K).
     pub hide_kernel: bool,
+    /// Process table columns turned off in the column chooser (c), and its cursor when open.
+    pub hidden_cols: Vec<super::proc_fields::ProcField>,
+    pub col_chooser: Option<usize>,
     /// The sort was picked for the user (SCAN% without eBPF), not by them.
     pub sort_by_default: bool,
     /// The user changed what the settings file holds (view, sort, tree, hidden rows).
@@ -152,6 +155,8 @@ impl App {
             act_result: None,
             tree: false,
             hide_kernel: false,
+            hidden_cols: Vec::new(),
+            col_chooser: None,
             sort_by_default: false,
             settings_touched: false,
         }
@@ -362,7 +367,9 @@ impl App {
     /// help screen, and one that does something also does it.
     pub fn key(&mut self, k: &KeyEvent) {
         self.act_result = None;
-        if self.typing() {
+        if self.col_chooser.is_some() {
+            self.chooser_key(k);
+        } else if self.typing() {
             self.typing_key(k);
         } else if let Some(a) = super::keymap::action_for(k, self.view) {
             self.handle(a);
@@ -500,6 +507,7 @@ impl App {
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
             Action::Suspend => self.suspend = true,
             Action::HideExited => self.hide_exited = !self.hide_exited,
+            Action::Columns => self.col_chooser = Some(0),
             Action::Findings => {
                 self.show_findings = true;
                 self.findings_scroll = 0;

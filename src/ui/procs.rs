@@ -24,13 +24,14 @@ pub const MISS_HIGHLIGHT: f64 = 5.0;
 pub use crate::app::proc_fields::FIELDS as COLS;
 use crate::app::proc_fields::{At, Field as Col, ProcField};
 
-/// The columns a table `width` wide shows: those the width has room for, and always
-/// the one it is sorted by (in place of the ones that want the widest screen).
-pub fn columns(width: u16, sort: ProcSort) -> Vec<&'static Col> {
+/// The columns a table `width` wide shows: those the width has room for and not turned
+/// off (`hidden`, the column chooser), and always the one it is sorted by (in place of
+/// the ones that want the widest screen).
+pub fn columns(width: u16, sort: ProcSort, hidden: &[ProcField]) -> Vec<&'static Col> {
     let sorted = |c: &Col| c.id == sort;
     let mut cols: Vec<&Col> = COLS
         .iter()
-        .filter(|c| width >= c.min_screen || sorted(c))
+        .filter(|c| (width >= c.min_screen && !hidden.contains(&c.id)) || sorted(c))
         .collect();
     while cols.iter().map(|c| c.width + 1).sum::<u16>() > width {
         let Some(i) = (0..cols.len())
@@ -71,7 +72,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         secs: fr.interval_s.max(1e-9),
         now: fr.t,
     };
-    let cols = columns(area.width, app.proc_sort);
+    let cols = columns(area.width, app.proc_sort, &app.hidden_cols);
     let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
     let show_cmd = area.width >= fixed + 20;
     let arrow = if app.proc_reverse { "▲" } else { "▼" };

@@ -11,7 +11,7 @@ fn reference(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
         secs: fr.interval_s.max(1e-9),
         now: fr.t,
     };
-    let cols = columns(area.width, app.proc_sort);
+    let cols = columns(area.width, app.proc_sort, &app.hidden_cols);
     let fixed: u16 = cols.iter().map(|c| c.width + 1).sum();
     let show_cmd = area.width >= fixed + 20;
     let arrow = if app.proc_reverse { "▲" } else { "▼" };
