@@ -8,6 +8,7 @@ pub mod cgroup_view;
 pub mod col_chooser;
 pub mod config_file;
 pub mod contention_view;
+mod filter_prompt;
 pub mod irq_view;
 pub mod keymap;
 pub mod player;
