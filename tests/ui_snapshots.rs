@@ -167,11 +167,27 @@ fn hostile_names_are_inert() {
 #[test]
 fn sorted_by_scan_and_selection() {
     let mut app = incident_app(true, 3);
-    app.handle(Action::SortNext); // TRUE% -> SCAN%
+    app.handle(Action::SortBy(ttop::app::sort::ProcSort::CpuScan));
     app.handle(Action::Down);
     let (text, _) = screen(&app, 80, 24);
     assert!(text.contains("SCAN%▼"));
     snap!("overview_sorted_scan_80x24", text);
+}
+
+/// The column chooser over the overview, THR turned off: the table behind it lacks THR,
+/// and the chooser marks it.
+#[test]
+fn column_chooser_turns_columns_off() {
+    use ttop::app::proc_fields::ProcField;
+    let mut app = incident_app(true, 3);
+    app.hidden_cols = vec![ProcField::Threads];
+    let (text, _) = screen(&app, 80, 24);
+    assert!(!text.contains("THR ") && text.contains("NEW/s"), "{text}");
+    app.handle(Action::Columns);
+    app.col_chooser = Some(6);
+    let (text, _) = screen(&app, 80, 24);
+    assert!(text.contains("[ ] THR"), "{text}");
+    snap!("column_chooser_80x24", text);
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::col_chooser::hideable;
+use super::proc_fields::{FIELDS, ProcField};
 use super::sort::ProcSort;
 use super::state::App;
 use super::view::View;
@@ -19,8 +21,9 @@ pub struct Settings {
     /// overview, futexes, locks, ipi, latency or profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub view: Option<String>,
-    /// A process table column: TRUE%, SCAN%, MISS, GHOST/s, NEW/s, EXIT/s, RQWAIT, THR,
-    /// RSS, PID or COMM.
+    /// A process table column by its sort name (app/proc_fields.rs): TRUE%, SCAN%, MISS,
+    /// GHOST/s, NEW/s, EXIT/s, RQWAIT, THR, RSS, PID, COMM, USER, PR, NI, TIME+, START,
+    /// VCSW/s, ICSW/s or MAJFLT/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sort: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,6 +40,9 @@ pub struct Settings {
     /// false: no colour (as NO_COLOR), when `--color` is not given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub color: Option<bool>,
+    /// Process table columns turned off in the column chooser (c), by their titles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_columns: Option<Vec<String>>,
 }
 
 const VIEWS: &[(&str, View)] = &[
@@ -145,11 +151,22 @@ pub fn parse(text: &str) -> Result<Settings, String> {
     if let Some(v) = &s.sort
         && sort_named(v).is_none()
     {
-        let names: Vec<&str> = ProcSort::ALL.iter().map(|k| k.name()).collect();
+        let names: Vec<&str> = ProcSort::all().iter().map(|k| k.name()).collect();
         return Err(format!(
             "{}sort {v:?} is not one of {}",
             line_of("sort"),
             names.join(", ")
+        ));
+    }
+    if let Some(bad) = s
+        .hidden_columns
+        .iter()
+        .flatten()
+        .find(|t| column_named(t).is_none())
+    {
+        return Err(format!(
+            "{}hidden_columns: {bad:?} is not a column that can be hidden (PID, USER, COMM, TIME+...)",
+            line_of("hidden_columns")
         ));
     }
     if let Some(i) = s.interval
@@ -171,10 +188,17 @@ fn view_named(name: &str) -> Option<View> {
 }
 
 fn sort_named(name: &str) -> Option<ProcSort> {
-    ProcSort::ALL
-        .iter()
-        .copied()
+    ProcSort::all()
+        .into_iter()
         .find(|k| k.name().eq_ignore_ascii_case(name))
+}
+
+/// A column that can be turned off, by its title (any case).
+fn column_named(title: &str) -> Option<ProcField> {
+    FIELDS
+        .iter()
+        .find(|f| f.title.eq_ignore_ascii_case(title) && hideable(f.id))
+        .map(|f| f.id)
 }
 
 /// Put the settings into a new App.
@@ -189,6 +213,9 @@ pub fn apply(s: &Settings, app: &mut App) {
     app.tree = s.tree.unwrap_or(app.tree);
     app.hide_kernel = s.hide_kernel_threads.unwrap_or(app.hide_kernel);
     app.hide_exited = s.hide_exited.unwrap_or(app.hide_exited);
+    if let Some(cols) = &s.hidden_columns {
+        app.hidden_cols = cols.iter().filter_map(|t| column_named(t)).collect();
+    }
 }
 
 /// What the App shows now, as settings: `was`'s keys kept where the App has nothing to
@@ -208,6 +235,12 @@ pub fn capture(app: &App, was: &Settings) -> Settings {
         hide_exited: Some(app.hide_exited),
         interval: was.interval,
         color: was.color,
+        hidden_columns: (!app.hidden_cols.is_empty()).then(|| {
+            app.hidden_cols
+                .iter()
+                .map(|c| c.field().title.to_string())
+                .collect()
+        }),
     }
 }
 
@@ -220,7 +253,10 @@ mod tests {
         let e = parse("view = \"futexes\"\nsort = 3\n").unwrap_err();
         assert!(e.starts_with("2:8: "), "{e}");
         let e = parse("tree = true\nsort = \"cpu\"\n").unwrap_err();
-        assert!(e.starts_with("2: sort \"cpu\" is not one of TRUE%"), "{e}");
+        assert!(
+            e.starts_with("2: sort \"cpu\" is not one of PID, USER"),
+            "{e}"
+        );
         let e = parse("colour = false\n").unwrap_err();
         assert!(e.starts_with("1:1: ") && e.contains("colour"), "{e}");
         let e = parse("interval = 0\n").unwrap_err();
@@ -229,14 +265,23 @@ mod tests {
 
     #[test]
     fn settings_round_trip_through_an_app() {
-        let s = parse("view = \"locks\"\nsort = \"rss\"\ntree = true\ninterval = 2.5\n").unwrap();
+        let s = parse(
+            "view = \"locks\"\nsort = \"rss\"\ntree = true\ninterval = 2.5\nhidden_columns = [\"time+\", \"USER\"]\n",
+        )
+        .unwrap();
         let mut app = App::new();
         apply(&s, &mut app);
         assert_eq!(
             (app.view, app.proc_sort, app.tree),
             (View::Locks, ProcSort::Rss, true)
         );
+        assert_eq!(app.hidden_cols, [ProcField::CpuTime, ProcField::User]);
         let back = capture(&app, &s);
+        assert_eq!(
+            back.hidden_columns.as_deref(),
+            Some(&["TIME+".to_string(), "USER".to_string()][..])
+        );
+        assert!(parse("hidden_columns = [\"PID\"]\n").is_err());
         assert_eq!(back.interval, Some(2.5));
         assert_eq!(parse(&toml::to_string(&back).unwrap()).unwrap(), back);
     }

@@ -58,6 +58,8 @@ pub enum Action {
     Findings,
     /// Show or hide the rows of processes that exited.
     HideExited,
+    /// Choose the process table's columns.
+    Columns,
     /// Send a signal to the selected process (a menu, then a confirmation).
     Kill,
     /// Change the selected process's nice value by this much (confirmed).
@@ -127,6 +129,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('G')], action: Action::SortBy(ProcSort::Ghosts), label: "G", help: "sort by ghost threads", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('W')], action: Action::SortBy(ProcSort::RunqWait), label: "W", help: "sort by run-queue wait", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('N')], action: Action::SortBy(ProcSort::Pid), label: "N", help: "sort by PID", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('c')], action: Action::Columns, label: "c", help: "choose the process table's columns (↑/↓, space turns one on or off, Esc closes)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('x')], action: Action::HideExited, label: "x", help: "hide / show the rows of processes that exited (during the interval, or watched ones that went)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('t'), Key::Code(K::F(5))], action: Action::Tree, label: "t/F5", help: "tree: each process under its parent (again: flat)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('K')], action: Action::HideKernel, label: "K", help: "hide / show kernel threads (kthreadd's children)", footer: None, views: Some(&[View::Main]) },
@@ -195,9 +198,10 @@ mod tests {
             action_for(&key(KeyCode::Char('c'), KeyModifiers::CONTROL), View::Main),
             Some(Action::Quit)
         );
+        // Without Ctrl, c is the column chooser, not quit.
         assert_eq!(
             action_for(&key(KeyCode::Char('c'), KeyModifiers::NONE), View::Main),
-            None
+            Some(Action::Columns)
         );
     }
 

@@ -5,11 +5,13 @@
 pub mod act;
 pub mod act_exec;
 pub mod cgroup_view;
+pub mod col_chooser;
 pub mod config_file;
 pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;
 pub mod player;
+pub mod proc_fields;
 pub mod profile_view;
 pub mod replay;
 pub mod replay_keys;

@@ -5,101 +5,61 @@ use std::cmp::Ordering;
 
 use crate::model::frame::{Frame, ProcFrame};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcSort {
-    Pid,
-    Comm,
-    Threads,
-    Created,
-    Exited,
-    Ghosts,
-    CpuScan,
-    CpuTrue,
-    RunqWait,
-    Miss,
-    Rss,
-}
+/// The process table's sort: one of the sortable fields of the field table.
+pub use super::proc_fields::ProcField as ProcSort;
+use super::proc_fields::{Key, Sort};
 
 impl ProcSort {
-    pub const ALL: [ProcSort; 11] = [
-        ProcSort::CpuTrue,
-        ProcSort::CpuScan,
-        ProcSort::Miss,
-        ProcSort::Ghosts,
-        ProcSort::Created,
-        ProcSort::Exited,
-        ProcSort::RunqWait,
-        ProcSort::Threads,
-        ProcSort::Rss,
-        ProcSort::Pid,
-        ProcSort::Comm,
-    ];
+    /// How it sorts (a field that does not sort orders by PID).
+    fn sort(self) -> Sort {
+        self.field()
+            .sort
+            .or(ProcSort::Pid.field().sort)
+            .expect("PID sorts")
+    }
 
+    /// Every sort key, in the table's order.
+    pub fn all() -> Vec<ProcSort> {
+        ProcSort::sortable().collect()
+    }
+
+    /// The next sort key to the right (`s`), round to the first.
     pub fn next(self) -> Self {
-        let i = Self::ALL.iter().position(|s| *s == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
+        let all = Self::all();
+        let i = all.iter().position(|s| *s == self).unwrap_or(0);
+        all[(i + 1) % all.len()]
     }
 
+    /// The name in the title and the settings file.
     pub fn name(self) -> &'static str {
-        match self {
-            ProcSort::Pid => "PID",
-            ProcSort::Comm => "COMM",
-            ProcSort::Threads => "THR",
-            ProcSort::Created => "NEW/s",
-            ProcSort::Exited => "EXIT/s",
-            ProcSort::Ghosts => "GHOST/s",
-            ProcSort::CpuScan => "SCAN%",
-            ProcSort::CpuTrue => "TRUE%",
-            ProcSort::RunqWait => "RQWAIT",
-            ProcSort::Miss => "MISS",
-            ProcSort::Rss => "RSS",
-        }
+        self.sort().name
     }
 
-    /// Text columns sort ascending by default, numbers descending (biggest first).
+    /// Text columns and PIDs sort ascending by default, numbers descending (biggest
+    /// first).
     fn descending(self) -> bool {
-        !matches!(self, ProcSort::Pid | ProcSort::Comm)
+        self.sort().descending
     }
 
     /// The row comparator the keyed order must match (tests).
     #[cfg(test)]
     fn cmp(self, a: &ProcFrame, b: &ProcFrame) -> Ordering {
-        let f = |x: Option<f64>| x.unwrap_or(-1.0);
-        let u = |x: Option<u64>| x.map_or(-1.0, |v| v as f64);
-        let num = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(Ordering::Equal);
-        match self {
-            ProcSort::Pid => a.pid.cmp(&b.pid),
-            ProcSort::Comm => a.comm.cmp(&b.comm),
-            ProcSort::Threads => a.threads_seen.cmp(&b.threads_seen),
-            ProcSort::Created => num(u(a.threads_created), u(b.threads_created)),
-            ProcSort::Exited => num(u(a.threads_exited), u(b.threads_exited)),
-            ProcSort::Ghosts => num(u(a.ghost_threads), u(b.ghost_threads)),
-            ProcSort::CpuScan => num(f(a.cpu_pct_scan.get()), f(b.cpu_pct_scan.get())),
-            ProcSort::CpuTrue => num(f(a.cpu_pct_true), f(b.cpu_pct_true)),
-            ProcSort::RunqWait => num(f(a.runq_wait_ms), f(b.runq_wait_ms)),
-            ProcSort::Miss => num(f(a.scan_miss.get()), f(b.scan_miss.get())),
-            ProcSort::Rss => a.rss_kb.cmp(&b.rss_kb),
+        match self.sort().key {
+            Key::Text(t) => t(a).cmp(t(b)),
+            Key::Num(n) => {
+                let f = |x: Option<f64>| x.unwrap_or(-1.0);
+                f(n(a)).partial_cmp(&f(n(b))).unwrap_or(Ordering::Equal)
+            }
         }
     }
 
-    /// The sort key as a number, for every column but COMM (the same order as `cmp`:
-    /// integers up to 2^53 are exact in an f64, and a missing value sorts as -1).
+    /// The sort key as a number, for every numeric column (the same order as `cmp`: a
+    /// missing value sorts as -1); None for text.
     fn number(self, p: &ProcFrame) -> Option<f64> {
-        let f = |x: Option<f64>| x.unwrap_or(-1.0);
-        let u = |x: Option<u64>| x.map_or(-1.0, |v| v as f64);
-        Some(match self {
-            ProcSort::Comm => return None,
-            ProcSort::Pid => f64::from(p.pid),
-            ProcSort::Threads => f64::from(p.threads_seen),
-            ProcSort::Created => u(p.threads_created),
-            ProcSort::Exited => u(p.threads_exited),
-            ProcSort::Ghosts => u(p.ghost_threads),
-            ProcSort::CpuScan => f(p.cpu_pct_scan.get()),
-            ProcSort::CpuTrue => f(p.cpu_pct_true),
-            ProcSort::RunqWait => f(p.runq_wait_ms),
-            ProcSort::Miss => f(p.scan_miss.get()),
-            ProcSort::Rss => p.rss_kb as f64,
-        })
+        match self.sort().key {
+            Key::Num(n) => Some(n(p).unwrap_or(-1.0)),
+            Key::Text(_) => None,
+        }
     }
 }
 
@@ -120,11 +80,14 @@ struct Keyed<'a> {
 /// column's direction; then by position in the frame (what a stable sort keeps).
 fn comparator(key: ProcSort, reverse: bool) -> impl Fn(&Keyed, &Keyed) -> Ordering {
     let desc = key.descending() != reverse;
+    let text = match key.sort().key {
+        Key::Text(t) => Some(t),
+        Key::Num(_) => None,
+    };
     move |a: &Keyed, b: &Keyed| {
-        let o = if key == ProcSort::Comm {
-            a.row.comm.cmp(&b.row.comm)
-        } else {
-            a.num.partial_cmp(&b.num).unwrap_or(Ordering::Equal)
+        let o = match text {
+            Some(t) => t(a.row).cmp(t(b.row)),
+            None => a.num.partial_cmp(&b.num).unwrap_or(Ordering::Equal),
         }
         .then(a.pid.cmp(&b.pid));
         if desc { o.reverse() } else { o }.then(a.idx.cmp(&b.idx))
@@ -301,7 +264,7 @@ mod tests {
             procs,
             ..Default::default()
         };
-        for key in ProcSort::ALL {
+        for key in ProcSort::all() {
             for reverse in [false, true] {
                 let desc = key.descending() != reverse;
                 let mut want: Vec<&ProcFrame> = frame.procs.iter().collect();
@@ -337,7 +300,7 @@ mod tests {
             ..Default::default()
         };
         let keep = |p: &ProcFrame| p.pid % 10 != 3;
-        for key in ProcSort::ALL {
+        for key in ProcSort::all() {
             for reverse in [false, true] {
                 let mut want = sorted_procs(&frame, key, reverse);
                 want.retain(|p| keep(p));

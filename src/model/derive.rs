@@ -118,6 +118,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         tck,
         has_prev: prev.is_some(),
         bpf: cur_bpf.is_some(),
+        boot_s: (cur.stat.uptime_s > 0.0).then(|| cur.wall_ns as f64 / 1e9 - cur.stat.uptime_s),
     };
     let ScanRows {
         procs,

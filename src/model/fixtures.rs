@@ -227,6 +227,7 @@ fn proc_scan(p: &P, secs: u64) -> ProcScan {
         starttime: 12345,
         tasks,
         cgroup: Default::default(),
+        ..super::fixtures_everyday::everyday(p.pid, secs)
     }
 }
 
@@ -452,6 +453,7 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
             starttime: 100,
             tasks,
             cgroup: Default::default(),
+            ..super::fixtures_everyday::everyday(pid, secs)
         });
     }
     s

@@ -192,10 +192,40 @@ pub struct ProcFrame {
     pub futex_slept: Opt<u64>,
     /// Time its threads spent blocked in futex wait calls, ms.
     pub futex_wait_ms: Opt<f64>,
+    /// The name of its real uid (/proc/PID/status) in /etc/passwd, else the uid as a
+    /// number; null when not read (gone at the scan, or a recording made before ttop
+    /// kept it). The same for every field below.
+    #[serde(serialize_with = "empty_is_null")]
+    pub user: super::name::Name,
+    pub uid: Option<u32>,
+    /// The kernel's priority and nice value (/proc/PID/stat; top's PR and NI: -100 to
+    /// 39 and -20 to 19).
+    pub priority: Option<i8>,
+    pub nice: Option<i8>,
+    /// CPU time used since it started, utime+stime of the whole process, in seconds
+    /// (top's TIME+).
+    pub cpu_time_s: Opt<f64>,
+    /// When it started, Unix seconds (starttime in /proc/PID/stat after boot).
+    pub start_time: Opt<f64>,
+    /// Context switches per second of its main thread (/proc/PID/status): voluntary (it
+    /// blocked) and involuntary (preempted); null in its first interval.
+    pub ctx_switches_voluntary_per_s: Opt<f64>,
+    pub ctx_switches_involuntary_per_s: Opt<f64>,
+    /// Major page faults (that needed I/O) per second, majflt of /proc/PID/stat; null in
+    /// its first interval.
+    pub majflt_per_s: Opt<f64>,
     /// Where its threads' wall time went in the interval (thread-seconds per part,
     /// exited threads included; `model::procs::wall`); null without eBPF and in the
     /// first interval.
     pub time: TimeSplit,
+}
+
+/// An empty name as null (not read), any other as its text.
+fn empty_is_null<S: serde::Serializer>(n: &super::name::Name, s: S) -> Result<S::Ok, S::Error> {
+    match n.is_empty() {
+        true => s.serialize_none(),
+        false => s.serialize_str(n),
+    }
 }
 
 impl ProcFrame {
@@ -244,6 +274,15 @@ impl ProcFrame {
             futex_slept: Opt::NONE,
             futex_wait_ms: Opt::NONE,
             time: TimeSplit::NONE,
+            user: Default::default(),
+            uid: None,
+            priority: None,
+            nice: None,
+            cpu_time_s: Opt::NONE,
+            start_time: Opt::NONE,
+            ctx_switches_voluntary_per_s: Opt::NONE,
+            ctx_switches_involuntary_per_s: Opt::NONE,
+            majflt_per_s: Opt::NONE,
         }
     }
 }
@@ -296,8 +335,9 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn rows_stay_small() {
-        // 40 bytes each of them the wall-time split (ten f32).
-        assert_eq!(std::mem::size_of::<ProcFrame>(), 296);
+        // 256 before the everyday columns (USER, PR/NI, TIME+, START, switches, faults)
+        // (+80) and the wall-time split (+40, ten f32; ThreadFrame likewise).
+        assert_eq!(std::mem::size_of::<ProcFrame>(), 376);
         assert_eq!(std::mem::size_of::<ThreadFrame>(), 96);
     }
 

@@ -10,6 +10,7 @@ pub mod findings;
 /// `fixtures` feature, on for tests, benches and examples through the dev-dependency).
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+pub mod fixtures_everyday;
 pub mod frame;
 pub mod irq;
 pub mod join;

@@ -117,6 +117,27 @@ pub struct ProcScan {
     /// not written, so those read back byte for byte).
     #[serde(default, skip_serializing_if = "str_empty")]
     pub cgroup: Arc<str>,
+    /// priority and nice from /proc/PID/stat (top's PR and NI); None in recordings made
+    /// before ttop kept them (and then not written, as cgroup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
+    /// Major page faults of the process (majflt in /proc/PID/stat), cumulative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub majflt: Option<u64>,
+    /// The real uid (/proc/PID/status), and its name in /etc/passwd (empty when the file
+    /// does not name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    #[serde(default, skip_serializing_if = "str_empty")]
+    pub user: Arc<str>,
+    /// voluntary_ctxt_switches and nonvoluntary_ctxt_switches of /proc/PID/status
+    /// (the thread group leader's own), cumulative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctx_voluntary: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctx_involuntary: Option<u64>,
 }
 
 fn str_empty(s: &Arc<str>) -> bool {
@@ -381,7 +402,7 @@ mod tests {
                     utime: 1,
                     stime: 2,
                 }],
-                cgroup: Default::default(),
+                ..Default::default()
             };
             let old = StringProc {
                 pid: 7,

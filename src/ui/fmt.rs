@@ -78,6 +78,26 @@ pub fn clock(t: f64) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// CPU seconds as top's TIME+: minutes, seconds and hundredths ("12:03.45").
+pub fn time_plus(secs: f64) -> String {
+    let cs = (secs.max(0.0) * 100.0).round() as u64;
+    format!("{}:{:02}.{:02}", cs / 6000, cs / 100 % 60, cs % 100)
+}
+
+/// A start time as top's START: "HH:MM" on the day of `now`, else "MonDD" (UTC, as
+/// `clock`).
+pub fn start(t: f64, now: f64) -> String {
+    let day = |t: f64| (t.max(0.0) as i64).div_euclid(86400);
+    if day(t) == day(now) {
+        return clock(t)[..5].to_string();
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (_, m, d) = crate::record::rotate::civil_from_days(day(t));
+    format!("{}{d:02}", MONTHS[(m - 1) as usize])
+}
+
 /// Seconds as "3d 4h", "5h 02m", "12m".
 pub fn uptime(s: f64) -> String {
     let s = s as u64;
@@ -113,6 +133,16 @@ pub fn wrapped_rows(line: &ratatui::text::Line, w: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_plus_and_start_read_as_tops() {
+        assert_eq!(time_plus(0.0), "0:00.00");
+        assert_eq!(time_plus(3723.456), "62:03.46");
+        // 2023-11-14 22:13:20 UTC; the next day it is the date.
+        let t = 1_700_000_000.0;
+        assert_eq!(start(t, t + 600.0), "22:13");
+        assert_eq!(start(t, t + 86400.0), "Nov14");
+    }
 
     #[test]
     fn escapes_control_sequences() {

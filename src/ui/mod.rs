@@ -2,6 +2,7 @@
 //! no /proc. Panels drop in a fixed order as the terminal shrinks (see `layout`).
 
 pub mod cgroups;
+pub mod col_chooser;
 pub mod cores;
 pub mod findings;
 pub mod fmt;
@@ -67,6 +68,9 @@ pub fn render(f: &mut TermFrame, app: &App) {
     footer::render(f, foot, app, &th);
     if app.show_findings {
         findings::render_overlay(f, area, app, frame, &th);
+    }
+    if app.col_chooser.is_some() {
+        col_chooser::render(f, area, app, &th);
     }
     if app.show_help {
         help::render(f, area, app, &th);

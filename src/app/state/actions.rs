@@ -13,7 +13,9 @@ impl App {
     /// help screen, and one that does something also does it.
     pub fn key(&mut self, k: &KeyEvent) {
         self.act_result = None;
-        if self.typing() {
+        if self.col_chooser.is_some() {
+            self.chooser_key(k);
+        } else if self.typing() {
             self.typing_key(k);
         } else if let Some(a) = crate::app::keymap::action_for(k, self.view) {
             self.handle(a);
@@ -151,6 +153,7 @@ impl App {
             Action::ToggleRecord => self.toggle_record = self.replay.is_none(),
             Action::Suspend => self.suspend = true,
             Action::HideExited => self.hide_exited = !self.hide_exited,
+            Action::Columns => self.col_chooser = Some(0),
             Action::Findings => {
                 self.show_findings = true;
                 self.findings_scroll = 0;

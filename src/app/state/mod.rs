@@ -102,6 +102,9 @@ pub struct App {
     pub tree: bool,
     /// Kernel threads are left out of the process table (K).
     pub hide_kernel: bool,
+    /// Process table columns turned off in the column chooser (c), and its cursor when open.
+    pub hidden_cols: Vec<super::proc_fields::ProcField>,
+    pub col_chooser: Option<usize>,
     /// The sort was picked for the user (SCAN% without eBPF), not by them.
     pub sort_by_default: bool,
     /// The user changed what the settings file holds (view, sort, tree, hidden rows).
@@ -156,6 +159,8 @@ impl App {
             act_result: None,
             tree: false,
             hide_kernel: false,
+            hidden_cols: Vec::new(),
+            col_chooser: None,
             sort_by_default: false,
             settings_touched: false,
         }

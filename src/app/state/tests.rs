@@ -79,5 +79,6 @@ fn help_closes_on_any_key_and_a_bound_key_acts() {
     app.key(&k('1'));
     app.key(&k('?'));
     app.key(&k('s'));
-    assert_eq!(app.proc_sort, ProcSort::CpuScan);
+    // The next sortable column to the right of TRUE%.
+    assert_eq!(app.proc_sort, ProcSort::Miss);
 }

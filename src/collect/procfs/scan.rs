@@ -7,16 +7,17 @@
 //! tick (see proc_files.rs): the same text as opening them again, at half the cost.
 
 use foldhash::{HashMap, HashMapExt};
-use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
+use self::paths::{numeric_entries, pid_path};
+use self::stat_line::{StatFields, parse_cmdline, parse_pid_stat, parse_stat_upto};
+use self::status::Status;
 use crate::collect::procfs::files::{KeptFiles, open_at, read_at};
 /// The system-wide files, where callers have always found them.
 pub use crate::collect::procfs::system::{SystemFiles, parse_stat, procs_running, read_system};
 use crate::collect::procfs::top_pace::{Pace, TopCost};
 use crate::collect::sched::dirty::{Dirty, DirtyTids};
-use crate::model::name::Name;
 use crate::model::sample::{ProcScan, TaskScan, TopScan};
 
 /// How to pace a scan to top's (see top_pace.rs): set by the collector before each scan.
@@ -65,6 +66,7 @@ pub struct ProcScanner {
     /// What the last scan missed, as top would have.
     pub top_scan: TopScan,
     cgroup_of: super::cgroup_of::CgroupOf,
+    users: self::users::Users,
 }
 
 /// A thread with no mark is still read every this many scans, and /proc and task/ listed
@@ -77,168 +79,6 @@ pub const REFRESH_TICKS: u64 = 64;
 /// thread's times move without any event, so R (and anything else) is always read.
 fn settled(state: char) -> bool {
     matches!(state, 'S' | 'D' | 'I' | 'T' | 't')
-}
-
-/// The fields of /proc/PID/stat (or task/TID/stat) the scan keeps. Field numbers as in
-/// proc(5); everything after the comm is counted from the LAST ')' (a comm may hold
-/// spaces and parentheses).
-#[derive(Debug, Clone, PartialEq)]
-struct StatFields {
-    pid: u32,
-    comm: Name,
-    state: char,
-    ppid: u32,
-    utime: u64,
-    stime: u64,
-    num_threads: u32,
-    starttime: u64,
-    rss: u64,
-}
-
-/// Parse one stat line by hand, without allocating (a comm of valid UTF-8 is at most 15
-/// bytes, which a Name holds inline). Same results as the procfs crate's parser (which the scan used before): the comm is the bytes between the first
-/// '(' and the last ')', lossily decoded; None where that parser failed.
-fn parse_pid_stat(buf: &[u8]) -> Option<StatFields> {
-    parse_stat_upto(buf, 21)
-}
-
-/// `parse_pid_stat` reading the fields after the comm only up to `last` (a thread needs
-/// nothing past stime, 12); the fields not read are 0.
-fn parse_stat_upto(buf: &[u8], last: usize) -> Option<StatFields> {
-    let open = buf.iter().position(|&b| b == b'(')?;
-    let close = buf.iter().rposition(|&b| b == b')')?;
-    if close < open || open == 0 {
-        return None;
-    }
-    let pid: i32 = std::str::from_utf8(&buf[..open - 1]).ok()?.parse().ok()?;
-    // After ") ": state is field 0 here, ppid 1, utime 11, stime 12, num_threads 17,
-    // starttime 19, rss 21 (proc(5) fields 3, 4, 14, 15, 20, 22, 24).
-    let mut rest = buf.get(close + 2..)?.split(|&b| b == b' ');
-    let state = *rest.next()?.first()? as char;
-    let mut f = [0i64; 22];
-    let mut u = [0u64; 22];
-    for i in 1..=last.min(21) {
-        let field = rest.next()?;
-        match i {
-            1 | 17 => f[i] = parse_int(field)?,
-            11 | 12 | 19 | 21 => u[i] = parse_uint(field)?,
-            _ => {}
-        }
-    }
-    Some(StatFields {
-        pid: pid as u32,
-        comm: (&*String::from_utf8_lossy(&buf[open + 1..close])).into(),
-        state,
-        ppid: f[1] as u32,
-        utime: u[11],
-        stime: u[12],
-        num_threads: f[17].max(0) as u32,
-        starttime: u[19],
-        rss: u[21],
-    })
-}
-
-fn parse_uint(s: &[u8]) -> Option<u64> {
-    let s = s.strip_suffix(b"\n").unwrap_or(s);
-    if s.is_empty() {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &b| {
-        b.is_ascii_digit()
-            .then_some(())
-            .and_then(|_| n.checked_mul(10)?.checked_add(u64::from(b - b'0')))
-    })
-}
-
-fn parse_int(s: &[u8]) -> Option<i64> {
-    match s.strip_prefix(b"-") {
-        Some(d) => parse_uint(d)
-            .and_then(|v| i64::try_from(v).ok())
-            .map(|v| -v),
-        None => parse_uint(s).and_then(|v| i64::try_from(v).ok()),
-    }
-}
-
-/// The numeric entries of a directory (PIDs in /proc, TIDs in task/), in the order
-/// the kernel lists them, appended to `out`; `dents` is the reused getdents buffer.
-fn numeric_entries(dir: &OwnedFd, dents: &mut Vec<u8>, out: &mut Vec<u32>) {
-    if dents.len() < 65536 {
-        dents.resize(65536, 0);
-    }
-    loop {
-        // SAFETY: getdents64 writes at most dents.len() bytes into the buffer.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                dir.as_raw_fd(),
-                dents.as_mut_ptr(),
-                dents.len(),
-            )
-        };
-        if n <= 0 {
-            return;
-        }
-        let mut off = 0usize;
-        while off + 19 < n as usize {
-            // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
-            let reclen = u16::from_ne_bytes([dents[off + 16], dents[off + 17]]) as usize;
-            if reclen == 0 {
-                return;
-            }
-            let name = &dents[off + 19..off + reclen];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            if let Some(id) = parse_uint(name).and_then(|v| u32::try_from(v).ok()) {
-                out.push(id);
-            }
-            off += reclen;
-        }
-    }
-}
-
-/// The decimal digits of `n`, in a stack buffer.
-fn digits(n: u32, buf: &mut [u8; 10]) -> &[u8] {
-    let (mut n, mut i) = (n, buf.len());
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
-}
-
-/// "ID/NAME" or "ID/task/TID/NAME" as a C string, in a stack buffer.
-fn pid_path<'a>(out: &'a mut [u8; 48], id: u32, tid: Option<u32>, name: &[u8]) -> &'a CStr {
-    let mut n = 0;
-    let mut put = |b: &[u8], out: &mut [u8; 48]| {
-        out[n..n + b.len()].copy_from_slice(b);
-        n += b.len();
-    };
-    let mut d = [0u8; 10];
-    put(digits(id, &mut d), out);
-    put(b"/", out);
-    if let Some(tid) = tid {
-        put(b"task/", out);
-        put(digits(tid, &mut d), out);
-        put(b"/", out);
-    }
-    put(name, out);
-    out[n] = 0;
-    CStr::from_bytes_until_nul(&out[..]).expect("NUL written above")
-}
-
-/// cmdline as the procfs crate returned it, joined by spaces: the NUL-separated
-/// arguments, empty ones dropped; empty when not UTF-8.
-fn parse_cmdline(buf: &[u8]) -> String {
-    std::str::from_utf8(buf)
-        .map(|t| {
-            t.split('\0')
-                .filter(|a| !a.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
 }
 
 impl ProcScanner {
@@ -317,14 +157,21 @@ impl ProcScanner {
             let same = prev
                 .as_ref()
                 .filter(|o| !tgid_marked && self.stat_unchanged(o, dirty));
-            let st = match same {
+            let (st, status) = match same {
                 Some(o) => {
                     let Some(rss) = self.read_rss(proc_dir, pid) else {
                         continue;
                     };
                     listed.push(pid);
                     reused.push(out.len());
-                    StatFields::again(o, rss)
+                    let status = o.uid.zip(o.ctx_voluntary.zip(o.ctx_involuntary)).map(
+                        |(uid, (voluntary, involuntary))| Status {
+                            uid,
+                            voluntary,
+                            involuntary,
+                        },
+                    );
+                    (StatFields::again(o, rss), status)
                 }
                 None => {
                     if !self.stats.read(
@@ -345,8 +192,15 @@ impl ProcScanner {
                         Some(rss) => st.rss = rss,
                         None => continue,
                     }
-                    st
+                    (st, self.read_status(proc_dir, pid))
                 }
+            };
+            // The same name for the same uid until /etc/passwd changes: shared, not
+            // copied per process (reused lines keep theirs).
+            let user = match (status, same) {
+                (Some(s), Some(o)) if o.uid == Some(s.uid) => o.user.clone(),
+                (Some(s), _) => self.users.name(s.uid, self.ticks),
+                (None, _) => Arc::default(),
             };
             let key = (st.pid, st.starttime);
             let cmdline = match self.cmdlines.remove(&key) {
@@ -421,6 +275,13 @@ impl ProcScanner {
                 starttime: st.starttime,
                 tasks,
                 cgroup: (self.cgroup_of).read(proc_dir, pid_path(&mut path, pid, None, b"cgroup")),
+                priority: i32::try_from(st.priority).ok(),
+                nice: i32::try_from(st.nice).ok(),
+                majflt: Some(st.majflt),
+                uid: status.map(|s| s.uid),
+                user,
+                ctx_voluntary: status.map(|s| s.voluntary),
+                ctx_involuntary: status.map(|s| s.involuntary),
             };
             if dirty.is_some() {
                 next_seen.insert(pid, p.clone());
@@ -629,8 +490,16 @@ impl ProcScanner {
     }
 }
 
+#[path = "paths.rs"]
+mod paths;
 #[path = "reuse.rs"]
 mod reuse;
+#[path = "stat_line.rs"]
+mod stat_line;
+#[path = "status.rs"]
+mod status;
+#[path = "users.rs"]
+mod users;
 
 #[cfg(test)]
 #[path = "scan_tests.rs"]

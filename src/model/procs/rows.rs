@@ -11,6 +11,7 @@
 use crate::model::frame::{ProcFrame, ThreadFrame};
 use crate::model::join::Rows;
 use crate::model::opt::Opt;
+use crate::model::procs::everyday::{Everyday, everyday};
 use crate::model::procs::prev_tasks::PrevTasks;
 use crate::model::procs::threads::{Interval, scan_pct, thread_row};
 use crate::model::procs::totals::{ProcTotals, Totals};
@@ -89,7 +90,8 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
         let bpf = bpf_tot(p.pid).map_or_else(BpfCols::default, |(pt, ct)| {
             bpf_cols(&pt, &ct, at.ns, at.has_prev, miss_of(threads_pct))
         });
-        proc_row(p.pid, p.comm.clone(), (&p.cmdline).into(), scan, bpf)
+        let day = everyday(prevp, p, at);
+        proc_row(p.pid, p.comm.clone(), (&p.cmdline).into(), scan, bpf, day)
     }));
     // The cursor over the previous scan's tasks answered before it could know that scan
     // was out of tid order: look those up again in its table, and add the threads of
@@ -147,7 +149,14 @@ pub fn scan_rows(prev: Option<&Sample>, cur: &Sample, at: &Interval, page_kb: u6
             };
             // Gone at the scan: neither view lists it, so both miss all of its CPU.
             let bpf = bpf_cols(&pt, &ct, at.ns, at.has_prev, Miss::All);
-            procs.push(proc_row(bp.tgid, comm, cmdline, scan, bpf));
+            procs.push(proc_row(
+                bp.tgid,
+                comm,
+                cmdline,
+                scan,
+                bpf,
+                Everyday::default(),
+            ));
         }
     }
     ScanRows {
@@ -192,6 +201,7 @@ fn proc_row(
     cmdline: crate::model::name::Name<31>,
     s: ScanCols,
     b: BpfCols,
+    e: Everyday,
 ) -> ProcFrame {
     ProcFrame {
         pid,
@@ -221,6 +231,15 @@ fn proc_row(
         futex_slept: Opt::NONE,
         futex_wait_ms: Opt::NONE,
         time: b.time,
+        user: e.user,
+        uid: e.uid,
+        priority: e.priority,
+        nice: e.nice,
+        cpu_time_s: e.cpu_time_s,
+        start_time: e.start_time,
+        ctx_switches_voluntary_per_s: e.ctx_voluntary_per_s,
+        ctx_switches_involuntary_per_s: e.ctx_involuntary_per_s,
+        majflt_per_s: e.majflt_per_s,
     }
 }
 
@@ -327,6 +346,7 @@ mod tests {
         tck: 100.0,
         has_prev: true,
         bpf: true,
+        boot_s: None,
     };
 
     fn threads(cur: &Sample, prev: &Sample) -> Vec<ThreadFrame> {

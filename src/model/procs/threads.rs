@@ -17,6 +17,8 @@ pub struct Interval {
     pub has_prev: bool,
     /// Whether the current sample has eBPF counters.
     pub bpf: bool,
+    /// When the machine booted, Unix seconds (None when the sample has no uptime).
+    pub boot_s: Option<f64>,
 }
 
 /// A task's scan CPU%: its ticks since the previous scan (`before`) if that scan read it

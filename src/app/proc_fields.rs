@@ -1,0 +1,394 @@
+//! The one table of the process rows' fields: what each is called on screen, what it
+//! means and its unit (the help screen), how wide it is and from which screen width it
+//! shows, how it sorts (the sort names are the settings file's and the keys'), and how
+//! its value is written. The process table's columns and the sort keys are made from
+//! it; the tests check that they agree.
+
+use crate::model::frame::ProcFrame;
+use crate::ui::fmt;
+use crate::ui::futexes::dur_us;
+
+/// A field of a process row. The sort order of the process table is one of them (the
+/// sortable ones: `Field::sort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProcField {
+    Pid,
+    User,
+    Priority,
+    Nice,
+    Comm,
+    State,
+    Threads,
+    Running,
+    Created,
+    Exited,
+    Ghosts,
+    GhostCpu,
+    CpuScan,
+    CpuThreads,
+    CpuTrue,
+    Miss,
+    RunqWait,
+    Rss,
+    CpuTime,
+    Start,
+    CtxVoluntary,
+    CtxInvoluntary,
+    MajFlt,
+}
+
+/// What a value is written against: the interval's length and the frame's time.
+#[derive(Debug, Clone, Copy)]
+pub struct At {
+    pub secs: f64,
+    pub now: f64,
+}
+
+/// How a field sorts.
+#[derive(Clone, Copy)]
+pub enum Key {
+    /// As a number (integers up to 2^53 are exact in an f64); a missing value sorts
+    /// as -1.
+    Num(fn(&ProcFrame) -> Option<f64>),
+    /// As text.
+    Text(fn(&ProcFrame) -> &str),
+}
+
+#[derive(Clone, Copy)]
+pub struct Sort {
+    /// The name in the title, the settings file and `s`'s cycle (a public contract).
+    pub name: &'static str,
+    pub key: Key,
+    /// Biggest first (numbers); text and PIDs go up.
+    pub descending: bool,
+}
+
+pub struct Field {
+    pub id: ProcField,
+    pub title: &'static str,
+    /// What the column means and its unit (the help screen lists it).
+    pub help: &'static str,
+    pub width: u16,
+    /// Shown only when the table is at least this wide.
+    pub min_screen: u16,
+    pub sort: Option<Sort>,
+    pub value: fn(&ProcFrame, At) -> String,
+}
+
+/// A figure of the /proc scan: "-" for a process that was gone when /proc was scanned
+/// (the scan never read it this interval: not measured, not 0).
+fn scanned(p: &ProcFrame, v: impl FnOnce() -> String) -> String {
+    if p.gone { "-".to_string() } else { v() }
+}
+
+fn rate(v: Option<u64>, secs: f64) -> String {
+    v.map_or("-".to_string(), |v| fmt::num(v as f64 / secs, 6))
+}
+
+fn per_s(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| fmt::num(v, 7))
+}
+
+fn int<T: ToString>(v: Option<T>) -> String {
+    v.map_or("-".to_string(), |v| v.to_string())
+}
+
+const fn num(name: &'static str, key: fn(&ProcFrame) -> Option<f64>) -> Option<Sort> {
+    Some(Sort {
+        name,
+        key: Key::Num(key),
+        descending: true,
+    })
+}
+
+fn u(v: Option<u64>) -> Option<f64> {
+    v.map(|v| v as f64)
+}
+
+pub const FIELDS: &[Field] = &[
+    Field {
+        id: ProcField::Pid,
+        title: "PID",
+        help: "process ID",
+        width: 7,
+        min_screen: 0,
+        sort: Some(Sort {
+            name: "PID",
+            key: Key::Num(|p| Some(f64::from(p.pid))),
+            descending: false,
+        }),
+        value: |p, _| p.pid.to_string(),
+    },
+    Field {
+        id: ProcField::User,
+        title: "USER",
+        help: "the user it runs as: its real uid's name in /etc/passwd (/proc/PID/status), else the uid",
+        width: 8,
+        min_screen: 150,
+        sort: Some(Sort {
+            name: "USER",
+            key: Key::Text(|p| &p.user),
+            descending: false,
+        }),
+        value: |p, _| match p.user.is_empty() {
+            true => "-".to_string(),
+            false => fmt::inert(&p.user),
+        },
+    },
+    Field {
+        id: ProcField::Priority,
+        title: "PR",
+        help: "the kernel's priority, as top's PR: 20 + nice for a normal process, rt for a real-time one at the top priority, negative for the other real-time ones",
+        width: 3,
+        min_screen: 180,
+        sort: num("PR", |p| p.priority.map(f64::from)),
+        value: |p, _| match p.priority {
+            Some(v) if v <= -100 => "rt".to_string(),
+            v => int(v),
+        },
+    },
+    Field {
+        id: ProcField::Nice,
+        title: "NI",
+        help: "nice value, -20 (first) to 19 (last) (/proc/PID/stat)",
+        width: 3,
+        min_screen: 180,
+        sort: num("NI", |p| p.nice.map(f64::from)),
+        value: |p, _| int(p.nice),
+    },
+    Field {
+        id: ProcField::Comm,
+        title: "COMM",
+        help: "process name, as the kernel keeps it (/proc/PID/comm, 15 characters)",
+        width: 15,
+        min_screen: 0,
+        sort: Some(Sort {
+            name: "COMM",
+            key: Key::Text(|p| &p.comm),
+            descending: false,
+        }),
+        value: |p, _| fmt::inert(&p.comm),
+    },
+    Field {
+        id: ProcField::State,
+        title: "S",
+        help: "state at the scan: R running or runnable, S sleeping, D uninterruptible, I idle kernel thread, T stopped, Z zombie; X gone before the scan",
+        width: 1,
+        min_screen: 56,
+        sort: None,
+        value: |p, _| p.state.to_string(),
+    },
+    Field {
+        id: ProcField::Threads,
+        title: "THR",
+        help: "threads the /proc scan found",
+        width: 4,
+        min_screen: 60,
+        sort: num("THR", |p| Some(f64::from(p.threads_seen))),
+        value: |p, _| scanned(p, || fmt::num(f64::from(p.threads_seen), 4)),
+    },
+    Field {
+        id: ProcField::Running,
+        title: "R",
+        help: "of those, threads in state R (running or waiting for a CPU) at the scan",
+        width: 3,
+        min_screen: 100,
+        sort: None,
+        value: |p, _| scanned(p, || p.running_seen.to_string()),
+    },
+    Field {
+        id: ProcField::Created,
+        title: "NEW/s",
+        help: "threads created per second (eBPF)",
+        width: 6,
+        min_screen: 70,
+        sort: num("NEW/s", |p| u(p.threads_created)),
+        value: |p, at| rate(p.threads_created, at.secs),
+    },
+    Field {
+        id: ProcField::Exited,
+        title: "EXIT/s",
+        help: "threads that exited per second (eBPF)",
+        width: 7,
+        min_screen: 70,
+        sort: num("EXIT/s", |p| u(p.threads_exited)),
+        value: |p, at| rate(p.threads_exited, at.secs),
+    },
+    Field {
+        id: ProcField::Ghosts,
+        title: "GHOST/s",
+        help: "ghost threads per second: born and dead between two scans, so no scan (top, htop, ps) ever lists them (eBPF)",
+        width: 8,
+        min_screen: 48,
+        sort: num("GHOST/s", |p| u(p.ghost_threads)),
+        value: |p, at| rate(p.ghost_threads, at.secs),
+    },
+    Field {
+        id: ProcField::GhostCpu,
+        title: "GHOST%",
+        help: "CPU the ghost threads used, in % of one CPU: the CPU a per-thread scan cannot attribute",
+        width: 6,
+        min_screen: 110,
+        sort: None,
+        value: |p, at| {
+            p.ghost_cpu_ms
+                .get()
+                .map_or("-".into(), |v| fmt::pct(v / 10.0 / at.secs))
+        },
+    },
+    Field {
+        id: ProcField::CpuScan,
+        title: "SCAN%",
+        help: "CPU as top computes it per process, from utime+stime in /proc/PID/stat between two scans (its exited threads' CPU included), in % of one CPU; - in its first interval and when it was gone at the scan",
+        width: 6,
+        min_screen: 0,
+        sort: num("SCAN%", |p| p.cpu_pct_scan.get()),
+        value: |p, _| p.cpu_pct_scan.get().map_or("-".into(), fmt::pct),
+    },
+    // What the threads' own counters add up to: TRUE% less this is what a per-thread
+    // scan misses (the X sort and the highlight).
+    Field {
+        id: ProcField::CpuThreads,
+        title: "THRD%",
+        help: "what its threads' own counters add up to: the per-thread view (top -H, htop showing threads), in % of one CPU; TRUE% above it is what that view misses",
+        width: 6,
+        min_screen: 130,
+        sort: None,
+        value: |p, _| p.cpu_pct_scan_threads.get().map_or("-".into(), fmt::pct),
+    },
+    Field {
+        id: ProcField::CpuTrue,
+        title: "TRUE%",
+        help: "CPU measured at every context switch (eBPF), exited threads included, in % of one CPU",
+        width: 6,
+        min_screen: 0,
+        sort: num("TRUE%", |p| p.cpu_pct_true),
+        value: |p, _| p.cpu_pct_true.map_or("-".into(), fmt::pct),
+    },
+    Field {
+        id: ProcField::Miss,
+        title: "MISS%",
+        help: "CPU a per-thread scan misses, in % of one CPU: TRUE% above THRD% (threads that ended between two scans, ghosts whole); all of TRUE% for a process gone at the scan; - without eBPF and in its first interval",
+        width: 6,
+        min_screen: 140,
+        sort: num("MISS", |p| p.scan_miss.get()),
+        value: |p, _| p.scan_miss.get().map_or("-".into(), fmt::pct),
+    },
+    Field {
+        id: ProcField::RunqWait,
+        title: "RQWAIT/s",
+        help: "time its threads spent runnable but waiting for a CPU, per second of the interval (over 1s: several threads waiting at once)",
+        width: 9,
+        min_screen: 77,
+        sort: num("RQWAIT", |p| p.runq_wait_ms),
+        value: |p, at| {
+            p.runq_wait_ms
+                .map_or("-".into(), |v| dur_us(v * 1e3 / at.secs))
+        },
+    },
+    Field {
+        id: ProcField::Rss,
+        title: "RSS",
+        help: "resident memory (K, M, G of 1024)",
+        width: 6,
+        min_screen: 120,
+        sort: num("RSS", |p| Some(p.rss_kb as f64)),
+        value: |p, _| scanned(p, || fmt::kb(p.rss_kb)),
+    },
+    Field {
+        id: ProcField::CpuTime,
+        title: "TIME+",
+        help: "CPU time used since it started, as top's TIME+ (minutes:seconds.hundredths): utime+stime of /proc/PID/stat, its exited threads included",
+        width: 9,
+        min_screen: 170,
+        sort: num("TIME+", |p| p.cpu_time_s.get()),
+        value: |p, _| p.cpu_time_s.get().map_or("-".into(), fmt::time_plus),
+    },
+    Field {
+        id: ProcField::Start,
+        title: "START",
+        help: "when it started (UTC): HH:MM today, else the date",
+        width: 6,
+        min_screen: 190,
+        sort: num("START", |p| p.start_time.get()),
+        value: |p, at| {
+            p.start_time
+                .get()
+                .map_or("-".into(), |t| fmt::start(t, at.now))
+        },
+    },
+    Field {
+        id: ProcField::CtxVoluntary,
+        title: "VCSW/s",
+        help: "voluntary context switches per second (it blocked or slept), of its main thread as /proc/PID/status counts them; - in its first interval",
+        width: 7,
+        min_screen: 200,
+        sort: num("VCSW/s", |p| p.ctx_switches_voluntary_per_s.get()),
+        value: |p, _| per_s(p.ctx_switches_voluntary_per_s.get()),
+    },
+    Field {
+        id: ProcField::CtxInvoluntary,
+        title: "ICSW/s",
+        help: "involuntary context switches per second (preempted), of its main thread as /proc/PID/status counts them; - in its first interval",
+        width: 7,
+        min_screen: 200,
+        sort: num("ICSW/s", |p| p.ctx_switches_involuntary_per_s.get()),
+        value: |p, _| per_s(p.ctx_switches_involuntary_per_s.get()),
+    },
+    Field {
+        id: ProcField::MajFlt,
+        title: "MAJFLT/s",
+        help: "major page faults per second: faults that waited for a read from disk (majflt in /proc/PID/stat); - in its first interval",
+        width: 9,
+        min_screen: 200,
+        sort: num("MAJFLT/s", |p| p.majflt_per_s.get()),
+        value: |p, _| per_s(p.majflt_per_s.get()),
+    },
+];
+
+impl ProcField {
+    /// Its row in `FIELDS`.
+    pub fn field(self) -> &'static Field {
+        FIELDS
+            .iter()
+            .find(|f| f.id == self)
+            .expect("every field is in FIELDS")
+    }
+
+    /// Every sortable field, in the table's (the screen's) order: `s` steps through them.
+    pub fn sortable() -> impl Iterator<Item = ProcField> {
+        FIELDS.iter().filter(|f| f.sort.is_some()).map(|f| f.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field once, with help; every sortable field among the sort keys, under a
+    /// name of its own, and in the column list.
+    #[test]
+    fn the_table_is_whole() {
+        let mut names = std::collections::HashSet::new();
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert!(!f.help.trim().is_empty(), "{}", f.title);
+            assert_eq!(
+                FIELDS.iter().position(|g| g.id == f.id),
+                Some(i),
+                "{}",
+                f.title
+            );
+            assert_eq!(f.id.field().title, f.title);
+            if let Some(s) = f.sort {
+                assert!(names.insert(s.name.to_ascii_lowercase()), "{}", s.name);
+                assert!(ProcField::sortable().any(|k| k == f.id));
+                // Shown at every width when it is the sort: columns() keeps it.
+                assert!(
+                    crate::ui::procs::columns(40, f.id, &[f.id])
+                        .iter()
+                        .any(|c| c.id == f.id)
+                );
+            }
+        }
+    }
+}

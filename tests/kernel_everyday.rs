@@ -1,0 +1,171 @@
+//! htop's everyday columns (USER, PR/NI, TIME+, START, context switches and major faults
+//! per second) for a child this test starts as nobody at nice 5, which sleeps, burns CPU
+//! and takes major faults at a known pace: compared with what the kernel says of it in
+//! /proc (read by the test around ttop's run) and with procps top.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::*;
+
+/// (utime+stime in seconds, majflt) from /proc/PID/stat.
+fn stat_of(pid: u32) -> (f64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = text[text.rfind(')').unwrap() + 2..].split(' ').collect();
+    // SAFETY: sysconf has no preconditions.
+    let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let num = |i: usize| f[i].parse::<u64>().unwrap();
+    ((num(11) + num(12)) as f64 / tck, num(9))
+}
+
+/// voluntary_ctxt_switches of /proc/PID/status.
+fn voluntary(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// procps top's USER, NI and TIME+ (as seconds) of `pid`.
+fn top_of(pid: u32) -> Option<(String, i32, f64)> {
+    let out = Command::new("top")
+        .args(["-b", "-n", "1", "-p", &pid.to_string()])
+        .env("COLUMNS", "200")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("PID"));
+    let head: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let row: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let col = |name: &str| row.get(head.iter().position(|h| *h == name)?).copied();
+    let (m, s) = col("TIME+")?.split_once(':')?;
+    let time = m.parse::<f64>().ok()? * 60.0 + s.parse::<f64>().ok()?;
+    Some((col("USER")?.to_string(), col("NI")?.parse().ok()?, time))
+}
+
+#[test]
+fn everyday_columns_read_what_the_kernel_and_top_say() {
+    if !require_root("everyday_columns_read_what_the_kernel_and_top_say") {
+        return;
+    }
+    let _g = kernel_lock();
+    let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("everyday.data");
+    std::fs::write(&file, vec![7u8; 1 << 16]).unwrap();
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let mut child = Command::new("nice")
+        .args([
+            "-n",
+            "5",
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ])
+        .arg(workload("everyday"))
+        .args(["8", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("nice and setpriv (util-linux)");
+    let pid = child.id();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let (cpu0, maj0) = stat_of(pid);
+    let vol0 = voluntary(pid);
+    let t0 = Instant::now();
+    let frames = ttop_json(&[
+        "--json",
+        "--no-bpf",
+        "-p",
+        &pid.to_string(),
+        "-n",
+        "3",
+        "-d",
+        "1",
+    ]);
+    let secs = t0.elapsed().as_secs_f64();
+    let (cpu1, maj1) = stat_of(pid);
+    let vol1 = voluntary(pid);
+    let top = top_of(pid);
+    let row = |f: &serde_json::Value| {
+        f["procs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pid"] == pid)
+            .cloned()
+            .unwrap_or_else(|| panic!("pid {pid} not in {f}"))
+    };
+    let (first, last) = (row(&frames[0]), row(&frames[frames.len() - 1]));
+    eprintln!("first {first}\nlast {last}\ntop {top:?}");
+    assert_eq!(last["user"], "nobody");
+    assert_eq!(last["uid"], 65534);
+    assert_eq!(last["nice"], 5);
+    assert_eq!(last["priority"], 25);
+    // A rate is measured where SCAN% is (both need an earlier scan of the process; the
+    // first frame already has one: ttop prints after its first interval).
+    for k in [
+        "ctx_switches_voluntary_per_s",
+        "ctx_switches_involuntary_per_s",
+        "majflt_per_s",
+    ] {
+        assert_eq!(
+            first[k].is_null(),
+            first["cpu_pct_scan"].is_null(),
+            "{k}: {first}"
+        );
+        assert!(last[k].is_number(), "{k}: {last}");
+    }
+    // TIME+ at the last scan lies between the kernel's readings before and after ttop.
+    let cpu = last["cpu_time_s"].as_f64().unwrap();
+    assert!(
+        cpu0 - 0.011 <= cpu && cpu <= cpu1 + 0.011,
+        "{cpu0} <= {cpu} <= {cpu1}"
+    );
+    assert!(cpu1 > cpu0, "the child burned no CPU");
+    let start = last["start_time"].as_f64().unwrap();
+    assert!(
+        (start - started).abs() < 2.0,
+        "start {start} spawned {started}"
+    );
+    // The rates against the kernel's counts over ttop's whole run (about 3 s): each
+    // round takes one major fault and sleeps twice (nanosleep, and the read's wait).
+    let vol_rate = (vol1 - vol0) as f64 / secs;
+    let maj_rate = (maj1 - maj0) as f64 / secs;
+    let vol = last["ctx_switches_voluntary_per_s"].as_f64().unwrap();
+    let maj = last["majflt_per_s"].as_f64().unwrap();
+    eprintln!(
+        "voluntary {vol}/s (kernel {vol_rate:.1}/s), majflt {maj}/s (kernel {maj_rate:.1}/s)"
+    );
+    assert!(vol_rate > 30.0, "the child slept {vol_rate}/s");
+    assert_within("voluntary switches/s", vol, vol_rate, 0.25);
+    assert!(
+        maj_rate > 20.0,
+        "the child's reads took {maj_rate} major faults/s"
+    );
+    assert_within("major faults/s", maj, maj_rate, 0.3);
+    // procps top, read just after: the same user and nice, and TIME+ at most the time
+    // between the two reads (and top's hundredths) apart.
+    if let Some((user, ni, time)) = top {
+        assert_eq!((user.as_str(), ni), ("nobody", 5));
+        assert!(
+            time >= cpu - 0.011 && time <= cpu1 + 0.02,
+            "top {time} ttop {cpu} kernel {cpu1}"
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(t0.elapsed() < Duration::from_secs(20));
+}
