@@ -4,6 +4,8 @@
 
 use super::sample::*;
 
+pub use super::fixtures_latency::latency_into;
+
 pub fn system() -> SystemInfo {
     SystemInfo {
         host: "db-prod-7".into(),
@@ -278,7 +280,7 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
                     oncpu_ns: oncpu * secs,
                     runq_wait_ns: waited * secs,
                     switches: (100 + 7 * u64::from(i)) * secs,
-                    off_ns: off_split(tid_of(p, i), oncpu + waited, secs),
+                    off_ns: super::fixtures_everyday::off_split(tid_of(p, i), oncpu + waited, secs),
                     oncpu_wall_ns: oncpu * secs,
                 });
             }
@@ -426,7 +428,7 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
                 oncpu_ns: secs * 1_000_000 * u64::from(t.tid % 11),
                 runq_wait_ns: secs * 10_000 * u64::from(t.tid % 13),
                 switches: secs * 10,
-                off_ns: off_split(
+                off_ns: super::fixtures_everyday::off_split(
                     t.tid,
                     1_000_000 * u64::from(t.tid % 11) + 10_000 * u64::from(t.tid % 13),
                     secs,
@@ -459,52 +461,6 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
     s
 }
 
-/// The scheduling-latency figures of `incident` (`secs` seconds in, cumulative), every
-/// row's differing from the others': each CPU and thread waits a different number of
-/// times a second, and its worst wait of the interval ends at a different moment (so a
-/// swapped or mis-keyed column shows in a snapshot).
-pub fn latency_into(s: &mut Sample, secs: u64) {
-    use super::latency::{LatencySample, stats_of};
-    // (count a second, typical wait, worst wait, ms before the sample the worst ended)
-    let stats = |id: u32, tgid: u32, (n, scale, worst, ago): (u64, u64, u64, u64)| {
-        let one: Vec<u64> = (0..n)
-            .map(|i| scale * (1 + i % 40))
-            .chain([worst])
-            .collect();
-        let all: Vec<u64> = (0..secs).flat_map(|_| one.iter().copied()).collect();
-        stats_of(id, tgid, &all, s.mono_ns.saturating_sub(ago * 1_000_000))
-    };
-    let cpus = [
-        (300, 5_000, 4_000_000, 300),
-        (262, 7_000, 4_500_000, 120),
-        (231, 9_000, 5_000_000, 870),
-        (97, 11_000, 5_500_000, 45),
-    ]
-    .into_iter()
-    .zip(0u32..)
-    .map(|(f, cpu)| stats(cpu, 0, f))
-    .collect();
-    let mut threads = vec![stats(4242, 4242, (120, 20_000, 48_000_000, 610))];
-    for i in 1..6u32 {
-        let k = u64::from(i);
-        threads.push(stats(
-            4242 + 1000 + i,
-            4242,
-            (
-                200 - 17 * k,
-                10_000 + 3_000 * k,
-                9_000_000 - 1_000_000 * k,
-                50 + 130 * k,
-            ),
-        ));
-    }
-    threads.push(stats(1817, 1817, (30, 4_000, 1_200_000, 940)));
-    threads.push(stats(912, 912, (10, 2_000, 300_000, 5)));
-    if let Some(b) = s.bpf.as_mut() {
-        b.latency = LatencySample { cpus, threads };
-    }
-}
-
 /// The IPI/TLB figures of `incident` (see `irq::fixture_into`), with the columns that
 /// fixture has the same on every CPU made to differ, and the kernel's TLB count apart
 /// from eBPF's by a little (so a swapped column shows in a snapshot).
@@ -524,19 +480,6 @@ pub fn irq_into(s: &mut Sample, secs: u64) {
             *v += (k + 1) * 3 * secs;
         }
     }
-}
-
-/// A fixture thread's off-CPU time after `secs` seconds, when it ran or waited for a CPU
-/// `busy_ns` of each second: the rest of each second, 70% to one cause and 30% to
-/// another, both picked by its tid, so threads differ and every second adds up.
-fn off_split(tid: u32, busy_ns: u64, secs: u64) -> [u64; crate::model::sample::OFF_CAUSES] {
-    let n = crate::model::sample::OFF_CAUSES;
-    let rest = 1_000_000_000u64.saturating_sub(busy_ns);
-    let mut off = [0; crate::model::sample::OFF_CAUSES];
-    let (a, b) = (tid as usize % n, (tid as usize + 3) % n);
-    off[a] += rest * 7 / 10 * secs;
-    off[b] += (rest - rest * 7 / 10) * secs;
-    off
 }
 
 #[cfg(test)]

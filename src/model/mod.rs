@@ -10,7 +10,10 @@ pub mod findings;
 /// `fixtures` feature, on for tests, benches and examples through the dev-dependency).
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures_everyday;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures_latency;
 pub mod frame;
 pub mod irq;
 pub mod join;

@@ -17,6 +17,8 @@ use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName, OFF_CAUSES};
 
+mod lat_read;
+
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
 }
@@ -392,7 +394,7 @@ impl SchedCollector {
             let tid = key_u32(k);
             if t.lat_state == TTOP_LAT_ONE {
                 let one = [t.lat1_ns, t.lat1_ts, t.lat1_gen];
-                lat1.push(one_latency(tid, t.tgid, one, tick_gen));
+                lat1.push(lat_read::one_latency(tid, t.tgid, one, tick_gen));
             }
             let row = out.threads.len();
             // Still on a CPU: the time since it switched in is added at the end (whether
@@ -510,88 +512,6 @@ impl SchedCollector {
         out
     }
 
-    /// The latency histograms; a max belongs to this interval only if its generation
-    /// is the current tick's. `lat1`: threads whose thread_stats held their only
-    /// latency; a lat_threads entry for one of them is newer (it has that one too).
-    fn read_latency(
-        &self,
-        tick_gen: u64,
-        lat1: Vec<LatStats>,
-        walk: &mut map_read::Tracked,
-        inserts: Option<u64>,
-        exits: (u64, u64),
-    ) -> LatencySample {
-        let conv = |id: u32, s: &types::lat_stats| LatStats {
-            id,
-            tgid: s.tgid,
-            exited: s.exited != 0,
-            count: s.count,
-            sum_ns: s.sum_ns,
-            max_ns: if s.max_gen == tick_gen { s.max_ns } else { 0 },
-            max_ts: if s.max_gen == tick_gen { s.max_ts } else { 0 },
-            slots: s
-                .slots
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| **n != 0)
-                .map(|(i, n)| (i as u16, *n))
-                .collect(),
-            comm: if s.exited != 0 {
-                c_str(&s.comm.map(|c| c as u8))
-            } else {
-                String::new()
-            },
-        };
-        let maps = &self.skel.maps;
-        let mut out = LatencySample::default();
-        for cpu in 0..self.ncpus {
-            if let Ok(Some(v)) = maps.lat_cpu.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) {
-                out.cpus.push(conv(cpu, &from_bytes(&v)));
-            }
-        }
-        // Threads that exited since the last read: their one latency (the thread_stats
-        // entry that held it is gone) or the name of their lat_threads entry. Read, then
-        // deleted (only what was read: a record written meanwhile waits for next time).
-        let mut done: Vec<u8> = Vec::new();
-        let mut exited_one: Vec<LatStats> = Vec::new();
-        if exits.1 != exits.0 {
-            map_read::for_each(&maps.lat_exits, |k, v| {
-                let e: types::lat_exit = from_bytes(v);
-                exited_one.push(LatStats {
-                    exited: true,
-                    comm: c_str(&e.comm.map(|c| c as u8)),
-                    ..one_latency(
-                        key_u32(k),
-                        e.tgid,
-                        [e.lat1_ns, e.lat1_ts, e.lat1_gen],
-                        tick_gen,
-                    )
-                });
-                done.extend_from_slice(k);
-            });
-            map_read::delete_all(&maps.lat_exits, &done);
-            done.clear();
-        }
-        walk.for_each(&maps.lat_threads, inserts, |k, v| {
-            let s = conv(key_u32(k), &from_bytes(v));
-            if s.exited {
-                // Its last counts are in this Sample: the entry can go.
-                done.extend_from_slice(k);
-            }
-            out.threads.push(s);
-        });
-        map_read::delete_all(&maps.lat_threads, &done);
-        // A thread's entry in lat_threads has all its latencies; the others' one latency
-        // is in its exit record or, while it lives, its thread_stats entry.
-        let mut have: foldhash::HashSet<u32> = out.threads.iter().map(|s| s.id).collect();
-        for s in exited_one.into_iter().chain(lat1) {
-            if have.insert(s.id) {
-                out.threads.push(s);
-            }
-        }
-        out
-    }
-
     /// Count only these processes in the kernel (None: everything). Cheaper than
     /// filtering in user space: unwatched tasks cost one map lookup per event.
     pub fn set_filter(&mut self, tgids: Option<&[u32]>) {
@@ -624,22 +544,6 @@ impl SchedCollector {
         for t in tgids {
             let _ = self.skel.maps.procs.delete(&t.to_ne_bytes());
         }
-    }
-}
-
-/// A thread's histogram holding its one latency `[ns, ktime it got the CPU, tick
-/// generation]` (thread_stats.lat1_*): its max belongs to the interval of `tick_gen` only.
-fn one_latency(tid: u32, tgid: u32, [ns, ts, generation]: [u64; 3], tick_gen: u64) -> LatStats {
-    let this_tick = generation == tick_gen;
-    LatStats {
-        id: tid,
-        tgid,
-        count: 1,
-        sum_ns: ns,
-        max_ns: if this_tick { ns } else { 0 },
-        max_ts: if this_tick { ts } else { 0 },
-        slots: vec![(latency::slot_of(ns) as u16, 1)],
-        ..Default::default()
     }
 }
 
