@@ -18,18 +18,9 @@ pub struct Evidence {
     pub figures: BTreeMap<&'static str, f64>,
     /// Inserted into the summary at `Finding::evidence_at`.
     pub clause: String,
-}
-
-impl Evidence {
-    /// How strongly this sighting shows the pattern, to pick one of a run's: the
-    /// threads on the word (stack_cache_threads), else its waits per second.
-    pub fn weight(&self) -> f64 {
-        self.figures
-            .get("stack_cache_threads")
-            .or_else(|| self.figures.get("stack_cache_waits_per_s"))
-            .copied()
-            .unwrap_or(0.0)
-    }
+    /// How strongly this sighting shows the pattern, set by the rule that cites it:
+    /// `judge` keeps the strongest of a run (then the latest).
+    pub weight: f64,
 }
 
 impl Finding {
@@ -111,5 +102,7 @@ pub fn stack_cache_evidence(fr: &Frame, pid: u32, secs: f64) -> Option<Evidence>
         addrs: vec![format!("{}:{:#x}", w.pid, w.uaddr)],
         figures,
         clause,
+        // The threads on the word, else (no waiter count) its waits per second.
+        weight: w.waiters.map_or(per_s, f64::from),
     })
 }

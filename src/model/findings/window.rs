@@ -144,7 +144,7 @@ pub fn judge(obs: &[(f64, Vec<Finding>)]) -> Vec<Finding> {
             .filter_map(at)
             .filter_map(|f| f.evidence.as_ref())
             .enumerate()
-            .max_by(|(i, a), (j, b)| a.weight().total_cmp(&b.weight()).then(i.cmp(j)))
+            .max_by(|(i, a), (j, b)| a.weight.total_cmp(&b.weight).then(i.cmp(j)))
             .map(|(_, e)| e.clone());
         f.add_evidence(ev);
         f.active = active;

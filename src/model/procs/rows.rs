@@ -366,6 +366,24 @@ mod tests {
 
     /// Stepping through scans in tid order finds what the table finds: a reused pid,
     /// a thread new since the last scan and one gone since, a tid listed twice.
+    /// A thread eBPF has an entry for gets its split; one it has none for (table full,
+    /// or asleep since before ttop without the start-up seeding) is not measured: null,
+    /// never a row of zeros.
+    #[test]
+    fn a_thread_without_an_ebpf_entry_has_no_split() {
+        let prev = synthetic(3, 3, 10);
+        let mut cur = synthetic(3, 3, 11);
+        let gone = cur.procs[1].tasks[2].tid;
+        cur.bpf.as_mut().unwrap().threads.retain(|t| t.tid != gone);
+        let rows = threads(&cur, &prev);
+        let t = |tid: u32| rows.iter().find(|t| t.tid == tid).unwrap();
+        assert!(!t(gone).time.measured());
+        let seen = t(cur.procs[1].tasks[1].tid);
+        assert!(seen.time.measured());
+        // Its parts add up to the second between the two fixture samples.
+        assert!((seen.time.total() - 1.0).abs() < 1e-3, "{:?}", seen.time);
+    }
+
     #[test]
     fn walking_in_order_agrees_with_the_table() {
         let prev = synthetic(50, 3, 10);

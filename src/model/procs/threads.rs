@@ -70,7 +70,12 @@ pub fn thread_row(
                 off_ns: b.off_ns,
             })
         };
-        let time = TimeSplit::between(&cum(prev), &cum(cur), at.has_prev);
+        // A thread eBPF has no entry for (its table full, or asleep since before ttop
+        // with the start-up seeding unavailable) was not measured: null, not zeros.
+        let time = match cur {
+            Some(_) => TimeSplit::between(&cum(prev), &cum(cur), at.has_prev),
+            None => TimeSplit::NONE,
+        };
         (
             Opt::some(pct_of(on, at.ns)),
             Opt::some(w as f64 / 1e6),
