@@ -4,6 +4,7 @@
 //! or walked by frame pointers, and cached; copies of gone processes are deleted from
 //! the kernel map.
 
+use crate::collect::bpf::map_read;
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::skel::types;
@@ -439,20 +440,20 @@ impl ContentionCollector {
             .into_iter()
             .enumerate()
         {
-            let mut n = 0u64;
-            let dead: Vec<Vec<u8>> = copies
-                .keys()
-                .filter(|k| {
-                    n += 1;
-                    let key: types::ttop_futex_key = from_bytes(k);
-                    !row_live(key.tgid, key.uaddr, key.tid as i32)
-                })
-                .collect();
-            for k in &dead {
-                let _ = copies.delete(k);
+            // Keys one by one (a batch read would copy every 8 KiB value too), the
+            // dead ones deleted in one call.
+            let (mut n, mut dead, mut dead_keys) = (0u64, 0u64, Vec::new());
+            for k in copies.keys() {
+                n += 1;
+                let key: types::ttop_futex_key = from_bytes(&k);
+                if !row_live(key.tgid, key.uaddr, key.tid as i32) {
+                    dead += 1;
+                    dead_keys.extend_from_slice(&k);
+                }
             }
+            map_read::delete_all(copies, &dead_keys);
             if i == 0 {
-                self.syms.frames.copies_held = n.saturating_sub(dead.len() as u64);
+                self.syms.frames.copies_held = n.saturating_sub(dead);
             }
         }
     }

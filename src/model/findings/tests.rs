@@ -457,6 +457,41 @@ fn a_condition_holds_before_it_shows_and_lingers_marked_past() {
     assert!(run(&w).is_empty(), "gone after LINGER");
 }
 
+/// `run`, with frame i at time `t[i]`.
+fn run_at(t: &[f64], present: &[bool]) -> Vec<Finding> {
+    let obs: Vec<(f64, Vec<Finding>)> = t
+        .iter()
+        .zip(present)
+        .map(|(&t, &p)| {
+            let c = Finding {
+                kind: "thread_churn",
+                pids: vec![3],
+                key: 3,
+                ..Default::default()
+            };
+            (t, if p { vec![c] } else { vec![] })
+        })
+        .collect();
+    judge(&obs)
+}
+
+#[test]
+fn two_long_intervals_hold_as_three_short_ones() {
+    // CI under churn: ttop's ticks stretched to 2.4 s and 6.6 s.
+    let f = run_at(&[0.0, 2.4, 9.0], &[false, true, true]);
+    assert_eq!((f.len(), f[0].active, f[0].since), (1, true, 2.4));
+    // One long interval is still one busy interval.
+    assert!(run_at(&[0.0, 9.0], &[false, true]).is_empty());
+    // Two 1 s intervals are not enough, three are.
+    assert!(run_at(&[0.0, 1.0, 2.0], &[false, true, true]).is_empty());
+    assert_eq!(
+        run_at(&[0.0, 1.0, 2.0, 3.0], &[false, true, true, true]).len(),
+        1
+    );
+    // A run that starts the window has no known start: counted in intervals.
+    assert!(run_at(&[0.0, 5.0], &[true, true]).is_empty());
+}
+
 #[test]
 fn events_show_at_once_and_active_come_first() {
     let stall = Finding {

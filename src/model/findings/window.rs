@@ -85,6 +85,11 @@ pub const WINDOW: usize = 10;
 /// A condition must hold this many intervals in a row before it shows: one busy
 /// interval (a build, a burst) is not a pattern.
 pub const HOLD: usize = 3;
+/// ...or two intervals that together last this long: on a machine so busy that ttop's
+/// own ticks stretch to several seconds (CI saw 2.4 s then 6.7 s under thread churn),
+/// three intervals would hide a pattern for 15 s or more. At the default 1 s interval
+/// the two rules agree.
+pub const HOLD_SECS: f64 = 3.0;
 /// Events (a stall, a loss) are shown as soon as they happen: waiting for three in a
 /// row would hide a stall that happens every few seconds.
 pub const HOLD_EVENT: usize = 1;
@@ -123,7 +128,11 @@ pub fn judge(obs: &[(f64, Vec<Finding>)]) -> Vec<Finding> {
         for i in 0..n {
             if at(i).is_some() {
                 run += 1;
-                if run >= hold {
+                // The run's wall time, from the frame before its first interval (unknown
+                // for a run that starts the window).
+                let lasted = (i >= run).then(|| obs[i].0 - obs[i - run].0);
+                let long = hold > 1 && run >= 2 && lasted.is_some_and(|s| s >= HOLD_SECS);
+                if run >= hold || long {
                     shown = Some((i, i + 1 - run));
                 }
             } else {
