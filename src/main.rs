@@ -41,6 +41,12 @@ fn main() -> ExitCode {
         if let Err(e) = collect::raise_priority() {
             eprintln!("ttop: --rt: cannot use SCHED_FIFO ({e}); continuing at normal priority");
         }
+    } else if !matches!(
+        cli.command,
+        Some(Command::Replay(_) | Command::Completions(_) | Command::Man)
+    ) {
+        // Watching the machine: not starved by the load it watches (see NICE).
+        collect::thread::default_nice();
     }
     let pids = settings.cfg.pids.as_deref().unwrap_or(&[]);
     if let Err(e) = collect::filter::check_pids(pids)

@@ -172,3 +172,47 @@ fn everyday_columns_read_what_the_kernel_and_top_say() {
     let _ = child.wait();
     assert!(t0.elapsed() < Duration::from_secs(20));
 }
+
+/// The nice of every thread of process `pid` (field 19 of each task's stat).
+fn nices(pid: u32) -> Vec<i64> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("stat")).ok())
+        .map(|s| {
+            let after = &s[s.rfind(')').unwrap() + 2..];
+            after.split(' ').nth(16).unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// ttop watching the machine lowers its nice to -10 (every thread: the collector, the
+/// writer), so the load it watches does not starve it; a nice the user chose is kept.
+#[test]
+fn ttop_runs_at_nice_minus_10_unless_started_niced() {
+    if !require_root("ttop_runs_at_nice_minus_10_unless_started_niced") {
+        return;
+    }
+    let run = |nice: &str| {
+        let mut tt = Command::new("nice")
+            .args(["-n", nice])
+            .arg(ttop_bin())
+            .args(["--json", "--no-bpf", "-d", "1", "-n", "3"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // After the first frame every thread has started.
+        let mut line = String::new();
+        BufReader::new(tt.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let n = nices(tt.id());
+        tt.kill().unwrap();
+        tt.wait().unwrap();
+        n
+    };
+    let at0 = run("0");
+    assert!(at0.len() >= 2, "{at0:?}");
+    assert!(at0.iter().all(|&n| n == -10), "started at 0: {at0:?}");
+    let at5 = run("5");
+    assert!(at5.iter().all(|&n| n == 5), "started at 5: {at5:?}");
+}

@@ -23,6 +23,32 @@ pub fn raise_priority() -> Result<(), String> {
     }
 }
 
+/// The nice value ttop takes when it may and was started at 0: under thread churn on
+/// 2 CPUs a nice-0 collector got ~1% of a CPU and its 1 s ticks stretched to 2-7 s;
+/// at -10 they stayed at ~1 s. ttop's own CPU is small (tens of ms a second at worst),
+/// so what it takes from the workload is that, sooner. atop does the same (nice -20).
+pub const NICE: i32 = -10;
+
+/// Lower the calling thread's nice to NICE (threads started after inherit it), unless
+/// the user chose one (`nice -n 5 ttop` is kept) or may not (not root: nothing
+/// changes). Returns the nice now in force.
+pub fn default_nice() -> i32 {
+    // SAFETY: plain syscalls on the calling thread (who 0). glibc's getpriority returns
+    // the nice itself, and -1 both for nice -1 and an error: errno tells them apart.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let now = libc::getpriority(libc::PRIO_PROCESS, 0);
+        if now != 0 || *libc::__errno_location() != 0 {
+            return now;
+        }
+        if libc::setpriority(libc::PRIO_PROCESS, 0, NICE) == 0 {
+            NICE
+        } else {
+            0
+        }
+    }
+}
+
 /// Calls the UI's wake-up after each Sample, and once more when the thread ends.
 struct WakeOnExit(Option<Box<dyn Fn() + Send>>);
 
