@@ -9,13 +9,14 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use super::fmt;
 use super::futexes::dur_us;
 use super::theme::Theme;
+use super::time_split;
 use crate::app::App;
 use crate::model::Frame;
 use crate::model::frame::ThreadFrame;
 
 /// The thread table's columns: what each means and its unit (the help screen lists
 /// them; the header is made from the names).
-pub const COLUMNS: [(&str, &str); 8] = [
+pub const COLUMNS: [(&str, &str); 9] = [
     ("TID", "thread ID"),
     ("NAME", "thread name (/proc/PID/task/TID/comm)"),
     (
@@ -42,7 +43,15 @@ pub const COLUMNS: [(&str, &str); 8] = [
         "FUTEXwait",
         "time it spent blocked in futex waits during the interval",
     ),
+    (
+        "SPLIT",
+        "where the thread's time went: its interval split by part, as in the time view (8): a bar, one letter a part (C on CPU, R runnable, F futex, I block I/O, P page fault, D other uninterruptible, p poll, s sleep, r read, o other), then its biggest parts; - where eBPF has no entry for it",
+    ),
 ];
+
+/// Cells of the fixed columns and the spaces between the columns: the time split takes
+/// what is left.
+const FIXED: u16 = 8 + 16 + 1 + 6 + 6 + 8 + 8 + 9 + 9;
 
 /// The line for one group of ghost threads.
 pub fn ghost_line(count: u64, name: &str, cpu_ms: f64) -> String {
@@ -124,6 +133,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         .map(|r| (r.tid, r.total_wait_ms))
         .collect();
     let header = Row::new(COLUMNS.map(|(name, _)| Cell::from(name))).style(th.title);
+    let split_w = table_area.width.saturating_sub(FIXED) as usize;
     let rows: Vec<Row> = threads
         .iter()
         .take(table_area.height.saturating_sub(1) as usize)
@@ -141,6 +151,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
                 ),
                 Cell::from(lat.get(&t.tid).map_or("-".into(), |v| dur_us(*v))),
                 Cell::from(fut.get(&t.tid).map_or("-".into(), |v| dur_us(v * 1e3))),
+                Cell::from(split(t, split_w, th)),
             ])
         })
         .collect();
@@ -153,10 +164,26 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, pid: u32, th
         Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(9),
+        Constraint::Min(0),
     ];
     let _ = app;
     f.render_widget(
         Table::new(rows, widths).header(header).column_spacing(1),
         table_area,
     );
+}
+
+/// The thread's time split in `w` cells: a bar of up to half of them (at least 8) and
+/// its biggest parts in words after it; "-" when it was not measured.
+fn split(t: &ThreadFrame, w: usize, th: &Theme) -> Line<'static> {
+    if !t.time.measured() || t.time.total() <= 0.0 {
+        return Line::from("-");
+    }
+    let bar_w = (w / 2).clamp(8, 40).min(w);
+    let mut line = time_split::bar(&t.time, bar_w, th);
+    if w > bar_w + 1 {
+        line.spans
+            .push(Span::raw(format!(" {}", time_split::biggest(&t.time))));
+    }
+    line
 }

@@ -13,7 +13,7 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
-use crate::model::procs::wall::{PART_HELP, PARTS};
+use crate::model::procs::wall::{PART_HELP, PARTS, TimeSplit};
 
 /// One letter per part (the bar is drawn with them, so it reads without colour):
 /// upper case where the thread wanted to run, lower case asleep by choice.
@@ -60,13 +60,12 @@ fn active(p: &ProcFrame) -> f64 {
 
 /// The bar of `width` cells: each part gets its share of the cells (largest remainders
 /// first, so the cells add up), in part order.
-fn bar(p: &ProcFrame, width: usize, th: &Theme) -> Line<'static> {
-    let total = p.time.total();
+pub fn bar(time: &TimeSplit, width: usize, th: &Theme) -> Line<'static> {
+    let total = time.total();
     if total <= 0.0 || width == 0 {
         return Line::from("");
     }
-    let exact: Vec<f64> = p
-        .time
+    let exact: Vec<f64> = time
         .0
         .iter()
         .map(|v| f64::from(*v) / total * width as f64)
@@ -101,10 +100,9 @@ fn bar(p: &ProcFrame, width: usize, th: &Theme) -> Line<'static> {
 }
 
 /// The biggest parts, "futex 62% io 20%".
-fn biggest(p: &ProcFrame) -> String {
-    let total = p.time.total();
-    let mut parts: Vec<(usize, f64)> = p
-        .time
+pub fn biggest(time: &TimeSplit) -> String {
+    let total = time.total();
+    let mut parts: Vec<(usize, f64)> = time
         .0
         .iter()
         .enumerate()
@@ -163,8 +161,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, frame: &Frame, th: &Them
                     Cell::from(fmt::inert(&p.comm)),
                     Cell::from(fmt::fixed(p.time.total() / secs, 1)),
                     Cell::from(fmt::fixed(active(p) / secs, 2)),
-                    Cell::from(bar(p, bar_w, th)),
-                    Cell::from(biggest(p)),
+                    Cell::from(bar(&p.time, bar_w, th)),
+                    Cell::from(biggest(&p.time)),
                 ])
             })
             .collect();
