@@ -185,6 +185,7 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         mode: if cur.mode.bpf { "bpf" } else { "procfs" }.to_string(),
         filter: cur.filter.as_ref().map(filter_label),
         ghost_groups: super::procs::ghosts::ghost_groups(prev, cur),
+        blocked: super::procs::blocked::blocked(cur),
         problems: cur.mode.problems.clone(),
         features: cur.mode.features.clone(),
         host: sys.host.clone(),

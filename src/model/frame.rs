@@ -40,6 +40,9 @@ pub struct Frame {
     pub procs: Vec<ProcFrame>,
     /// Ghost threads grouped by process and name, biggest first.
     pub ghost_groups: Vec<super::procs::ghosts::GhostGroup>,
+    /// Threads blocked (uninterruptible) at the tick, longest first, with the kernel
+    /// stack they sleep in; null without eBPF (not measured).
+    pub blocked: Option<Vec<super::procs::blocked::BlockedRow>>,
     /// Per-thread rows: in the JSON output only with a filter (record::dump::json_line).
     #[serde(skip)]
     pub threads: Vec<ThreadFrame>,

@@ -256,6 +256,33 @@ pub struct BpfSample {
     /// Scheduling latency histograms, per CPU and per thread.
     #[serde(default)]
     pub latency: super::latency::LatencySample,
+    /// Threads in an uninterruptible sleep at the read, longest first (at most
+    /// BLOCKED_ROWS).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<BlockedThread>,
+}
+
+/// Rows of `BpfSample::blocked` kept per tick: the longest sleeps.
+pub const BLOCKED_ROWS: usize = 20;
+
+/// A thread blocked (uninterruptible: block I/O, a page fault, another D wait) at the
+/// read, with the kernel stack it went to sleep in, named at collection (a recording is
+/// replayed where this kernel's symbols are not).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockedThread {
+    pub tid: u32,
+    pub tgid: u32,
+    /// The thread's name (/proc/PID/task/TID/comm at the read; empty if it was gone).
+    pub comm: String,
+    /// The part of the time split it is in: an index into OFF_CAUSES' names (io, fault
+    /// or uninterruptible).
+    pub cause: u8,
+    /// How long it had been asleep at the read.
+    pub for_ns: u64,
+    /// Its kernel stack at the switch-out, innermost first, the scheduler's own frames
+    /// left out; empty when not known (asleep since before ttop started, or the entry
+    /// was lost).
+    pub stack: Vec<String>,
 }
 
 /// The processes a session watches (ttop -p / --comm), and the PIDs that matched at

@@ -29,6 +29,9 @@ pub fn scope_to_filter(frame: &mut Frame, pids: &[u32]) {
         l.threads.retain(|t| watched(t.pid));
     }
     frame.ghost_groups.retain(|g| watched(g.pid));
+    if let Some(b) = frame.blocked.as_mut() {
+        b.retain(|r| watched(r.pid));
+    }
 }
 
 #[cfg(test)]

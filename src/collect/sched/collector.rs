@@ -17,6 +17,7 @@ use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName, OFF_CAUSES};
 
+mod blocked;
 mod lat_read;
 
 mod skel {
@@ -363,6 +364,7 @@ impl SchedCollector {
         // Threads in a state since their last event (row, state, since), extended to the
         // end of the read once it is over.
         let mut opens: Vec<(usize, Open, u64)> = Vec::new();
+        let mut blocked: Vec<blocked::Candidate> = Vec::new();
         for cpu in 0..self.ncpus {
             let Ok(Some(v)) = maps.cpu_stats.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) else {
                 continue;
@@ -407,6 +409,9 @@ impl SchedCollector {
                 opens.push((row, Open::Waiting, t.enq_ts));
             } else if t.off_ts != 0 && (t.off_cause as usize) < OFF_CAUSES {
                 opens.push((row, Open::Asleep(t.off_cause as usize), t.off_ts));
+                if blocked::is_block(t.off_cause) {
+                    blocked.push((tid, t.tgid, t.off_cause, t.off_ts));
+                }
             }
             out.threads.push(BpfThread {
                 tid,
@@ -434,6 +439,7 @@ impl SchedCollector {
                     .map_or(0, |v| from_bytes::<types::cpu_stats>(&v).cur_tid)
             })
             .collect();
+        out.blocked = blocked::blocked_now(&maps.blocked_stacks, blocked, end);
         for (row, open, since) in opens {
             let t = &mut out.threads[row];
             let d = end.saturating_sub(since);

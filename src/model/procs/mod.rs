@@ -3,6 +3,7 @@
 //! the tasks remembered from the previous interval (`prev_tasks`), and where their wall
 //! time went (`wall`).
 
+pub mod blocked;
 pub mod everyday;
 pub mod ghosts;
 pub mod prev_tasks;

@@ -3,6 +3,7 @@
 //! what the running kernel has, read from tracefs and /proc/kallsyms rather than from
 //! ttop.
 
+mod blocked;
 mod contention;
 mod probe;
 mod profile;
@@ -31,6 +32,7 @@ pub const WORKLOADS: &[&str] = &[
     "bench_threads",
     "mmaplock",
     "timesplit",
+    "vforkwait",
 ];
 
 fn in_vm() -> bool {
