@@ -35,9 +35,9 @@ pub fn render(f: &mut TermFrame, app: &App) {
     render_mapped(f, app);
 }
 
-/// Draw the whole screen, and say where the process table went (None: not on screen,
-/// or under the help, the findings or the column chooser): the event loops keep it in
-/// `App::proc_table` for the mouse.
+/// Draw the whole screen, and say where the process table went (None: not on screen;
+/// an overlay may cover it): the event loops keep it in `App::proc_table`, for the mouse
+/// and for the next render's scroll position.
 pub fn render_mapped(f: &mut TermFrame, app: &App) -> Option<TableGeom> {
     let area = f.area();
     let th = Theme::new(app.color);
@@ -84,8 +84,7 @@ pub fn render_mapped(f: &mut TermFrame, app: &App) -> Option<TableGeom> {
     if app.show_help {
         help::render(f, area, app, &th);
     }
-    let covered = app.show_findings || app.col_chooser.is_some() || app.show_help;
-    table.filter(|_| !covered)
+    table
 }
 
 /// The overview: runnable panel, per-core panel, process table. When rows run short the

@@ -47,8 +47,9 @@ pub struct App {
     pub findings_scroll: u16,
     /// The terminal's size (columns, rows) at the last key: what the help's pages are.
     pub screen: (u16, u16),
-    /// Where the last render drew the process table (None: not on screen), for the
-    /// mouse. The render hands it back and the event loop keeps it here.
+    /// Where the last render drew the process table (None: not on screen): what a
+    /// click hits, and the row the next render starts from (the table scrolls only as
+    /// far as the selection needs). The render hands it back and the event loop keeps it.
     pub proc_table: Option<super::mouse::TableGeom>,
     pub proc_sort: ProcSort,
     pub proc_reverse: bool,

@@ -14,7 +14,11 @@ impl App {
         if self.col_chooser.is_some() || self.typing() {
             return false;
         }
-        let Some(a) = action(ev, self.proc_table.as_ref()) else {
+        // Under the help or the findings screen the table takes no clicks (the wheel
+        // still turns or scrolls them, as ↑/↓).
+        let covered = self.show_help || self.show_findings;
+        let table = self.proc_table.as_ref().filter(|_| !covered);
+        let Some(a) = action(ev, table) else {
             return false;
         };
         self.act_result = None;

@@ -103,6 +103,20 @@ fn clicking_a_row_selects_its_process_when_scrolled() {
     assert!(s[usize::from(y)].contains(&format!("p{:03}", want - 1000)));
     assert!(app.mouse(&click(t.x + 20, y)));
     assert_eq!(app.selected_pid, Some(want));
+    // The table stays where it was: the row clicked is drawn where it was clicked.
+    let s2 = draw(&mut app);
+    assert_eq!(app.proc_table.as_ref().map(|t| t.first), Some(t.first));
+    assert_eq!(s2[usize::from(y)], s[usize::from(y)]);
+    // Up from there moves the selection over still rows, then the rows under it: from
+    // display index first + 2, four rows up is two above the first row shown.
+    app.handle(crate::app::keymap::Action::Up);
+    draw(&mut app);
+    assert_eq!(app.proc_table.as_ref().map(|t| t.first), Some(t.first));
+    for _ in 0..3 {
+        app.handle(crate::app::keymap::Action::Up);
+        draw(&mut app);
+    }
+    assert_eq!(app.proc_table.as_ref().map(|t| t.first), Some(t.first - 2));
     // Below the last row of a short table: nothing.
     let mut app = App::new();
     app.push_frame(frame(3));
