@@ -1,6 +1,7 @@
-//! The mouse as tmux reports it (SGR mode): a click on a column's title sorts by it and
-//! a second one reverses it, as in htop; and mouse reporting is on only while the
-//! dashboard is, off again after q, Ctrl-Z and SIGTERM, so the shell gets no reports.
+//! The mouse as tmux reports it (SGR mode), live and in replay: a click on a column's
+//! title sorts by it and a second one reverses it, as in htop; and mouse reporting is on
+//! only while the dashboard is, off again after q, Ctrl-Z and SIGTERM, so the shell gets
+//! no reports.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -74,4 +75,40 @@ fn a_header_click_sorts_and_mouse_reporting_ends_with_the_dashboard() {
         .unwrap();
     t.wait_without("Processes");
     wait_mouse(&t, false);
+}
+
+/// Replay takes the same clicks: the recording's table sorts by the title clicked.
+#[test]
+fn a_header_click_sorts_a_replay() {
+    let file = std::env::temp_dir().join(format!("ttop-tmux-mouse-{}.ttop", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let ok = Command::new(crate::common::ttop_bin())
+        .args(["--no-bpf", "-d", "0.2", "record", "--duration", "1", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let cmd = format!(
+        "{} replay {}",
+        crate::common::ttop_bin().display(),
+        file.display()
+    );
+    let Some(t) = Tmux::start(&cmd, 100, 30) else {
+        return;
+    };
+    let s = t.wait_for("Processes");
+    wait_mouse(&t, true);
+    let (x, y) = header_cell(&s, "PID");
+    t.click(x, y);
+    t.wait_for("sorted by PID ▼");
+    t.click(x + 1, y);
+    t.wait_for("PID▲");
+    t.keys(&["q"]);
+    t.wait_for("TTOP-EXITED 0");
+    wait_mouse(&t, false);
+    let _ = std::fs::remove_file(&file);
 }
