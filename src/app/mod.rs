@@ -10,6 +10,7 @@ pub mod config_file;
 pub mod contention_view;
 pub mod irq_view;
 pub mod keymap;
+pub mod mouse;
 pub mod player;
 pub mod proc_fields;
 pub mod profile_view;

@@ -191,9 +191,14 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
             }
         }
         if dirty {
-            if term.draw(|f| crate::ui::render(f, &s.app)).is_err() {
+            let mut table = None;
+            if term
+                .draw(|f| table = crate::ui::render_mapped(f, &s.app))
+                .is_err()
+            {
                 break;
             }
+            s.app.proc_table = table;
             dirty = false;
         }
         // Until the next frame is due when playing; until a key or a stop when paused.
@@ -220,6 +225,11 @@ pub fn replay(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<()> {
                         due = None;
                     }
                     dirty = true;
+                }
+                // As live: the table the last render drew; a move changes nothing.
+                Event::Mouse(m) => {
+                    dirty |= s.app.mouse(&m);
+                    s.app.requests.clear();
                 }
                 Event::Resize(..) => dirty = true,
                 _ => {}

@@ -101,10 +101,15 @@ pub fn live(
             }
             if dirty {
                 // A dead terminal (SSH gone) makes drawing fail: leave quietly.
-                if term.draw(|f| crate::ui::render(f, &app)).is_err() {
+                let mut table = None;
+                if term
+                    .draw(|f| table = crate::ui::render_mapped(f, &app))
+                    .is_err()
+                {
                     gone = true;
                     break Ok(());
                 }
+                app.proc_table = table;
                 dirty = false;
             }
             // Until a key, a Sample, a resize or a stop: one wake-up per interval when idle.
@@ -126,25 +131,26 @@ pub fn live(
                         }
                         app.key(&k);
                         dirty = true;
-                        for r in app.requests.drain(..) {
-                            let _ = req_tx.send(r);
-                        }
-                        for r in std::mem::take(&mut app.act_requests) {
-                            app.act_result =
-                                Some(super::act_exec::perform(&r).unwrap_or_else(|e| e));
-                        }
-                        if app.profile.export {
-                            let t = app.frame.as_ref().map_or(0.0, |f| f.t);
-                            app.profile.export_now(t);
-                        }
-                        if std::mem::take(&mut app.toggle_record) {
-                            rec.toggle();
-                            app.recording = rec.label();
-                        }
                     }
+                    // A pointer moving over the screen changes nothing: no redraw.
+                    Event::Mouse(m) => dirty |= app.mouse(&m),
                     Event::Resize(..) => dirty = true,
                     _ => {}
                 }
+            }
+            for r in app.requests.drain(..) {
+                let _ = req_tx.send(r);
+            }
+            for r in std::mem::take(&mut app.act_requests) {
+                app.act_result = Some(super::act_exec::perform(&r).unwrap_or_else(|e| e));
+            }
+            if app.profile.export {
+                let t = app.frame.as_ref().map_or(0.0, |f| f.t);
+                app.profile.export_now(t);
+            }
+            if std::mem::take(&mut app.toggle_record) {
+                rec.toggle();
+                app.recording = rec.label();
             }
             if std::mem::take(&mut app.suspend) {
                 if let Err(e) = super::screen::suspend(&mut term) {

@@ -4,9 +4,12 @@
 //! every escape sequence crossterm queues, turned one redraw of a 160x50 screen into a
 //! dozen `write`s and several thousand lock round trips. Here the backend writes into a
 //! 64 KB buffer that ratatui flushes once at the end of each frame: one `write` a frame.
+//! Mouse capture is turned on with the alternate screen and off wherever that is left
+//! (quit, error, panic, a signal's stop, Ctrl-Z), so a shell never receives mouse reports.
 
 use std::io::{self, BufWriter, Stdout};
 
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -24,8 +27,14 @@ pub struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        ratatui::restore();
+        restore();
     }
+}
+
+/// Mouse capture off, then what `ratatui::restore` puts back (raw mode, the screen).
+fn restore() {
+    let _ = execute!(io::stdout(), DisableMouseCapture);
+    ratatui::restore();
 }
 
 /// The dashboard draws on stdout and reads keys from the terminal: when either is not a
@@ -55,17 +64,17 @@ pub fn need_terminal(instead: &str) -> anyhow::Result<()> {
     )
 }
 
-/// Raw mode and the alternate screen, as `ratatui::try_init` sets them up, with a
-/// panic hook that restores the terminal before the message prints.
+/// Raw mode and the alternate screen, as `ratatui::try_init` sets them up, and mouse
+/// capture, with a panic hook that restores the terminal before the message prints.
 pub fn open() -> io::Result<(Screen, Restore)> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        ratatui::restore();
+        restore();
         hook(info);
     }));
     enable_raw_mode()?;
     let restore = Restore;
-    execute!(io::stdout(), EnterAlternateScreen)?;
+    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     let out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
     Ok((Terminal::new(CrosstermBackend::new(out))?, restore))
 }
@@ -76,11 +85,11 @@ pub fn open() -> io::Result<(Screen, Restore)> {
 /// continue it) the kernel ignores the stop, and the dashboard simply comes back.
 pub fn suspend(term: &mut Screen) -> io::Result<()> {
     term.show_cursor()?;
-    execute!(io::stdout(), LeaveAlternateScreen)?;
+    execute!(io::stdout(), DisableMouseCapture, LeaveAlternateScreen)?;
     disable_raw_mode()?;
     // SAFETY: kill(0, SIGTSTP) sends the stop signal to our own process group.
     unsafe { libc::kill(0, libc::SIGTSTP) };
     enable_raw_mode()?;
-    execute!(io::stdout(), EnterAlternateScreen)?;
+    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     term.clear()
 }

@@ -145,15 +145,25 @@ pub struct ProcWindow<'a> {
 /// that keeps only the best rows so far; deeper windows select among all the rows' keys.
 const TOP_PASS_MAX: usize = 512;
 
-/// The same rows, in the same order, as `sorted_procs` (narrowed by `keep`) from the
-/// selected row's position on, as the table scrolls: the selection is the last row on
-/// screen once it is past the first screenful. Partial selection instead of a sort.
+/// The display index of the first row a table `height` rows tall shows of `total`: the
+/// one it showed last (`top`), moved only as far as keeps the selected row on screen, and
+/// never so far down that the table's end leaves empty rows below it. So the selection
+/// moves over still rows as in htop, and a row clicked is found where it was drawn.
+pub fn window_first(selected: usize, top: usize, height: usize, total: usize) -> usize {
+    let low = selected.saturating_sub(height.saturating_sub(1));
+    top.clamp(low, selected.max(low))
+        .min(total.saturating_sub(height))
+}
+
+/// The same rows, in the same order, as `sorted_procs` (narrowed by `keep`) from
+/// `window_first` on, `top` being the first row shown before. Partial selection instead
+/// of a sort.
 pub fn proc_window<'a>(
     frame: &'a Frame,
     key: ProcSort,
     reverse: bool,
     keep: impl Fn(&ProcFrame) -> bool,
-    selected_pid: Option<u32>,
+    (selected_pid, top): (Option<u32>, usize),
     height: usize,
 ) -> ProcWindow<'a> {
     let cmp = comparator(key, reverse);
@@ -185,10 +195,11 @@ pub fn proc_window<'a>(
             })
         })
         .unwrap_or(0);
-    let first_of = |n: usize| selected.saturating_sub(height.saturating_sub(1)).min(n);
+    let first_of = |n: usize| window_first(selected, top, height, n);
     // Near the top, keep only the best `k` rows (those down to the window's end) in one
-    // pass: no copy of every row's key, and most rows cost one comparison.
-    let k = (selected + 1).max(height);
+    // pass: no copy of every row's key, and most rows cost one comparison. (However many
+    // rows there turn out to be, the window starts no lower than with unlimited rows.)
+    let k = (first_of(usize::MAX) + height).max(selected + 1);
     if height > 0 && k <= TOP_PASS_MAX {
         let mut best: Vec<Keyed> = Vec::with_capacity(k + 1);
         let (mut total, mut worst) = (0usize, 0.0f64);
@@ -311,12 +322,22 @@ mod tests {
                     Some(pids[40]),
                     Some(pids[pids.len() - 1]),
                 ];
-                for sel in sels.into_iter().chain([Some(3), Some(frame.procs[10].pid)]) {
+                let cases = (sels.into_iter().chain([Some(3), Some(frame.procs[10].pid)]))
+                    .flat_map(|s| [0, 4, 30, 95, 700].map(|top| (s, top)));
+                for (sel, top) in cases {
                     for h in [1, 2, 5, 30, 500, 600] {
-                        let w = proc_window(&frame, key, reverse, keep, sel, h);
+                        let w = proc_window(&frame, key, reverse, keep, (sel, top), h);
                         let at = sel.and_then(|s| pids.iter().position(|&p| p == s));
                         let at = at.unwrap_or(0);
-                        let first = at.saturating_sub(h - 1);
+                        // Where it was, unless that hides the selection or the end.
+                        let first = if at < top {
+                            at
+                        } else if at >= top + h {
+                            at + 1 - h
+                        } else {
+                            top
+                        };
+                        let first = first.min(want.len().saturating_sub(h));
                         let got: Vec<*const ProcFrame> =
                             w.rows.iter().map(|r| *r as *const _).collect();
                         let exp: Vec<*const ProcFrame> = want
@@ -325,7 +346,7 @@ mod tests {
                             .take(h)
                             .map(|r| *r as *const _)
                             .collect();
-                        let case = format!("{key:?} rev={reverse} sel={sel:?} h={h}");
+                        let case = format!("{key:?} rev={reverse} sel={sel:?} top={top} h={h}");
                         assert_eq!(got, exp, "{case}");
                         assert_eq!(
                             (w.first, w.selected, w.total),

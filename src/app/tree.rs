@@ -49,14 +49,14 @@ pub fn tree_order<'a>(rows: &[&'a ProcFrame]) -> Vec<(&'a ProcFrame, String)> {
 /// flat table.
 pub fn tree_window<'a>(
     order: Vec<(&'a ProcFrame, String)>,
-    selected_pid: Option<u32>,
+    (selected_pid, top): (Option<u32>, usize),
     height: usize,
 ) -> ProcWindow<'a> {
     let total = order.len();
     let selected = selected_pid
         .and_then(|s| order.iter().position(|(p, _)| p.pid == s))
         .unwrap_or(0);
-    let first = selected.saturating_sub(height.saturating_sub(1)).min(total);
+    let first = crate::app::sort::window_first(selected, top, height, total);
     let worst = order.iter().map(|(p, _)| p.miss()).fold(0.0, f64::max);
     let (rows, prefix) = order.into_iter().skip(first).take(height).unzip();
     ProcWindow {
@@ -117,7 +117,7 @@ mod tests {
     fn the_window_keeps_the_selection_on_screen() {
         let rows: Vec<ProcFrame> = (1..=10).map(|p| row(p, p - 1)).collect();
         let refs: Vec<&ProcFrame> = rows.iter().collect();
-        let w = tree_window(tree_order(&refs), Some(8), 3);
+        let w = tree_window(tree_order(&refs), (Some(8), 0), 3);
         assert_eq!(w.rows.iter().map(|p| p.pid).collect::<Vec<_>>(), [6, 7, 8]);
         assert_eq!((w.first, w.selected, w.total), (5, 7, 10));
         assert_eq!(w.prefix.len(), 3);

@@ -26,11 +26,19 @@ use ratatui::Frame as TermFrame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::Paragraph;
 
+use crate::app::mouse::TableGeom;
 use crate::app::{App, View};
 use theme::Theme;
 
 /// Draw the whole screen.
 pub fn render(f: &mut TermFrame, app: &App) {
+    render_mapped(f, app);
+}
+
+/// Draw the whole screen, and say where the process table went (None: not on screen;
+/// an overlay may cover it): the event loops keep it in `App::proc_table`, for the mouse
+/// and for the next render's scroll position.
+pub fn render_mapped(f: &mut TermFrame, app: &App) -> Option<TableGeom> {
     let area = f.area();
     let th = Theme::new(app.color);
     let Some(frame) = app.frame.as_ref() else {
@@ -38,7 +46,7 @@ pub fn render(f: &mut TermFrame, app: &App) {
             Paragraph::new("ttop: collecting the first sample…").style(th.dim),
             area,
         );
-        return;
+        return None;
     };
     let banner = header::banner_lines(frame, app);
     let bar_h = u16::from(app.replay.is_some());
@@ -55,8 +63,9 @@ pub fn render(f: &mut TermFrame, app: &App) {
         timebar::render(f, bar, rb, &th);
     }
     header::render_banner(f, ban, app, frame, &th);
+    let mut table = None;
     match app.view {
-        View::Main => render_main(f, body, app, frame, &th),
+        View::Main => table = render_main(f, body, app, frame, &th),
         View::Futexes => futexes::render(f, body, app, frame, &th),
         View::Locks => locks::render(f, body, app, frame, &th),
         View::Ipi => ipi::render(f, body, app, frame, &th),
@@ -75,12 +84,20 @@ pub fn render(f: &mut TermFrame, app: &App) {
     if app.show_help {
         help::render(f, area, app, &th);
     }
+    table
 }
 
 /// The overview: runnable panel, per-core panel, process table. When rows run short the
 /// per-core panel shrinks first, then the runnable history graph; the process table
 /// keeps at least a header and a few rows.
-fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::Frame, th: &Theme) {
+/// Returns where the process table went (None in the thread view).
+fn render_main(
+    f: &mut TermFrame,
+    area: Rect,
+    app: &App,
+    frame: &crate::model::Frame,
+    th: &Theme,
+) -> Option<TableGeom> {
     // The findings, one line each, above everything: at most 2 rows on a small screen.
     let max = match area.height {
         0..12 => 0,
@@ -111,7 +128,10 @@ fn render_main(f: &mut TermFrame, area: Rect, app: &App, frame: &crate::model::F
     runnable::render(f, run, app, frame, th);
     cores::render(f, cores, frame, th);
     match app.thread_pid {
-        Some(pid) => threads::render(f, table, app, frame, pid, th),
+        Some(pid) => {
+            threads::render(f, table, app, frame, pid, th);
+            None
+        }
         None => procs::render(f, table, app, frame, th),
     }
 }

@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
+use crate::app::mouse::{HeaderCell, TableGeom};
 use crate::app::sort::ProcSort;
 use crate::app::state::matches_text;
 use crate::model::Frame;
@@ -64,9 +65,17 @@ fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, at: At, cmd: bool) -> V
     cells
 }
 
-pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+/// Draw the table; what it returns is where its header cells and rows went (the mouse's
+/// map of it).
+pub fn render(
+    f: &mut TermFrame,
+    area: Rect,
+    app: &App,
+    fr: &Frame,
+    th: &Theme,
+) -> Option<TableGeom> {
     if area.height < 3 {
-        return;
+        return None;
     }
     let at = At {
         secs: fr.interval_s.max(1e-9),
@@ -185,15 +194,31 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         ..area
     };
     f.render_widget(table, head);
+    let spans = column_spans(&widths, inner.width);
+    let sorts = cols.iter().map(|c| c.sort.map(|_| c.id)).chain([None]);
+    let geom = TableGeom {
+        x: inner.x,
+        width: inner.width,
+        header_y: inner.y,
+        body_y: inner.y + 1,
+        rows: (win.rows.len() as u16).min(inner.height.saturating_sub(1)),
+        first: win.first,
+        header: (spans.iter().zip(sorts))
+            .map(|(&(x, w), sort)| HeaderCell {
+                x0: inner.x + x,
+                x1: inner.x + x + w,
+                sort,
+            })
+            .collect(),
+    };
     if inner.height < 2 {
-        return;
+        return Some(geom);
     }
     let body = Rect {
         y: inner.y + 1,
         height: inner.height - 1,
         ..inner
     };
-    let spans = column_spans(&widths, inner.width);
     let buf = f.buffer_mut();
     for ((style, cells), y) in rows.iter().zip(body.y..body.bottom()) {
         let row = Rect {
@@ -208,6 +233,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             put_cell(buf, row.x + x, y, w, text);
         }
     }
+    Some(geom)
 }
 
 /// How a process row is drawn: selected, the worst miss, any miss, exited, or plain.

@@ -185,7 +185,9 @@ fn same_buffer_as_the_table_renderer() {
             20, 40, 47, 48, 55, 56, 60, 70, 77, 80, 100, 110, 120, 135, 160, 200,
         ] {
             for h in [1, 2, 3, 4, 7, 12, 30, 60] {
-                let got = draw(&app, w, h, render);
+                let got = draw(&app, w, h, |f, a, app, fr, th| {
+                    render(f, a, app, fr, th);
+                });
                 let want = draw(&app, w, h, reference);
                 assert_eq!(got, want, "{name} at {w}x{h}");
             }

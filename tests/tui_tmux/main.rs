@@ -3,6 +3,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod mouse;
 mod tmux;
 
 use std::process::Command;

@@ -116,6 +116,27 @@ impl Tmux {
         }
     }
 
+    /// A left click on the cell at (x, y), counted from 0: a press and a release, as a
+    /// terminal in SGR mouse mode (1006) reports them.
+    pub fn click(&self, x: usize, y: usize) {
+        let (x, y) = (x + 1, y + 1);
+        tmux(&self.name)
+            .args(["send-keys", "-t", &self.name, "-l"])
+            .arg(format!("\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m"))
+            .status()
+            .unwrap();
+    }
+
+    /// Whether the program in the pane has asked for mouse reports (any mode).
+    pub fn mouse_on(&self) -> bool {
+        let out = tmux(&self.name)
+            .args(["display", "-p", "-t", &self.name])
+            .arg("#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).contains('1')
+    }
+
     pub fn pane_pid(&self) -> u32 {
         let out = tmux(&self.name)
             .args(["list-panes", "-t", &self.name, "-F", "#{pane_pid}"])

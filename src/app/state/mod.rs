@@ -12,6 +12,7 @@ use crate::model::frame::ProcFrame;
 
 mod act_menu;
 mod actions;
+mod mouse;
 mod prompt;
 mod table;
 
@@ -46,6 +47,10 @@ pub struct App {
     pub findings_scroll: u16,
     /// The terminal's size (columns, rows) at the last key: what the help's pages are.
     pub screen: (u16, u16),
+    /// Where the last render drew the process table (None: not on screen): what a
+    /// click hits, and the row the next render starts from (the table scrolls only as
+    /// far as the selection needs). The render hands it back and the event loop keeps it.
+    pub proc_table: Option<super::mouse::TableGeom>,
     pub proc_sort: ProcSort,
     pub proc_reverse: bool,
     /// Selected row, by PID so it stays on its process while rows re-sort.
@@ -130,6 +135,7 @@ impl App {
             show_findings: false,
             findings_scroll: 0,
             screen: (80, 24),
+            proc_table: None,
             proc_sort: ProcSort::CpuTrue,
             proc_reverse: false,
             selected_pid: None,

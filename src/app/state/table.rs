@@ -36,20 +36,25 @@ impl App {
     }
 
     /// What a process table `height` rows tall shows of `f` (see `sort::proc_window`):
-    /// the same rows as `visible_procs` around the selection, without sorting them all.
+    /// the same rows as `visible_procs` around the selection, without sorting them all,
+    /// starting where the last render's did as far as the selection allows.
     pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
+        let at = (
+            self.selected_pid,
+            self.proc_table.as_ref().map_or(0, |t| t.first),
+        );
         if self.tree {
             let mut rows = sorted_procs(f, self.proc_sort, self.proc_reverse);
             rows.retain(|p| self.shows(p));
             let order = crate::app::tree::tree_order(&rows);
-            return crate::app::tree::tree_window(order, self.selected_pid, height);
+            return crate::app::tree::tree_window(order, at, height);
         }
         proc_window(
             f,
             self.proc_sort,
             self.proc_reverse,
             |p| self.shows(p),
-            self.selected_pid,
+            at,
             height,
         )
     }
