@@ -9,7 +9,7 @@
 
 use std::io::{self, BufWriter, Stdout};
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::DisableMouseCapture;
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -21,6 +21,18 @@ use ratatui::backend::CrosstermBackend;
 const FRAME_BUFFER: usize = 64 * 1024;
 
 pub type Screen = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Mouse reports of presses, releases and the wheel, in SGR coordinates (1000 + 1006):
+/// not crossterm's EnableMouseCapture, which also asks for every pointer motion (1003),
+/// waking the dashboard each time the pointer crosses a cell for nothing it uses.
+/// DisableMouseCapture turns off all of these.
+struct ClicksAndWheel;
+
+impl crossterm::Command for ClicksAndWheel {
+    fn write_ansi(&self, f: &mut impl std::fmt::Write) -> std::fmt::Result {
+        f.write_str("\x1b[?1000h\x1b[?1006h")
+    }
+}
 
 /// Puts the terminal back however we leave (return, error, or unwinding panic).
 pub struct Restore;
@@ -74,7 +86,7 @@ pub fn open() -> io::Result<(Screen, Restore)> {
     }));
     enable_raw_mode()?;
     let restore = Restore;
-    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+    execute!(io::stdout(), EnterAlternateScreen, ClicksAndWheel)?;
     let out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
     Ok((Terminal::new(CrosstermBackend::new(out))?, restore))
 }
@@ -90,6 +102,6 @@ pub fn suspend(term: &mut Screen) -> io::Result<()> {
     // SAFETY: kill(0, SIGTSTP) sends the stop signal to our own process group.
     unsafe { libc::kill(0, libc::SIGTSTP) };
     enable_raw_mode()?;
-    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+    execute!(io::stdout(), EnterAlternateScreen, ClicksAndWheel)?;
     term.clear()
 }

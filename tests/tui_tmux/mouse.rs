@@ -41,6 +41,8 @@ fn a_header_click_sorts_and_mouse_reporting_ends_with_the_dashboard() {
     t.line(&ttop_ui_cmd());
     let s = t.wait_for("Processes");
     wait_mouse(&t, true);
+    // Clicks and the wheel, not every motion of the pointer (it would wake ttop).
+    assert!(!t.mouse_motion(), "ttop asked for pointer motion reports");
     // Without eBPF the table starts sorted by SCAN%.
     assert!(s.contains("SCAN%▼"), "{s}");
     let (x, y) = header_cell(&s, "COMM");

@@ -137,6 +137,15 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).contains('1')
     }
 
+    /// Whether the program asked for every pointer motion (mode 1003).
+    pub fn mouse_motion(&self) -> bool {
+        let out = tmux(&self.name)
+            .args(["display", "-p", "-t", &self.name, "#{mouse_all_flag}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+
     pub fn pane_pid(&self) -> u32 {
         let out = tmux(&self.name)
             .args(["list-panes", "-t", &self.name, "-F", "#{pane_pid}"])
