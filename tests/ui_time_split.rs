@@ -1,6 +1,6 @@
 //! The time view (8): one bar per process of where its threads' interval went, from
 //! fixture Samples whose threads' parts differ; a procfs-only session says why it is
-//! empty instead of drawing zeros.
+//! empty instead of drawing zeros. Under the bars, the threads blocked at the tick.
 
 mod common;
 use common::screen::screen;
@@ -54,6 +54,13 @@ fn time_view_120x30() {
         busy.windows(2).all(|w| w[0] >= w[1]),
         "sorted by BUSY: {busy:?}\n{text}"
     );
+    // Blocked now: longest first, each with the frame that says why and its callers.
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s}:\n{text}"));
+    assert!(at("Blocked now") < at("5289") && at("5289") < at("2820") && at("2820") < at("5288"));
+    assert!(
+        text.contains("folio_wait_bit_common      filemap_fault < __do_fault"),
+        "{text}"
+    );
     snap!("time_view_120x30", text);
 }
 
@@ -62,5 +69,9 @@ fn time_view_without_ebpf_says_why() {
     let app = app(false, 5);
     let (text, _) = screen(&app, 100, 20);
     assert!(text.contains("needs eBPF"), "{text}");
+    assert!(
+        !text.contains("Blocked now"),
+        "not measured, so not listed: {text}"
+    );
     snap!("time_view_procfs_100x20", text);
 }

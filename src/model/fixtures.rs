@@ -325,6 +325,7 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
             procs: bprocs,
             drops: Drops::default(),
             runq_peak: 52,
+            blocked: super::fixtures_everyday::blocked(),
             ghost_names: vec![
                 GhostName {
                     tgid: 4242,

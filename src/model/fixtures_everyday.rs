@@ -37,3 +37,64 @@ pub fn off_split(tid: u32, busy_ns: u64, secs: u64) -> [u64; crate::model::sampl
     off[b] += (rest - rest * 7 / 10) * secs;
     off
 }
+
+/// Threads blocked at the tick (the time view's Blocked now), longest first as the
+/// collector gives them: a page fault waiting on the disk, an fsync queued for a
+/// request tag, an mprotect behind the mmap_lock's writer side.
+pub fn blocked() -> Vec<crate::model::sample::BlockedThread> {
+    let s = |v: &[&str]| v.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+    vec![
+        crate::model::sample::BlockedThread {
+            tid: 5289,
+            tgid: 4242,
+            comm: "tiflash-w47".into(),
+            cause: 2,
+            for_ns: 2_310_000_000,
+            stack: s(&[
+                "io_schedule",
+                "folio_wait_bit_common",
+                "filemap_fault",
+                "__do_fault",
+                "do_fault",
+                "handle_mm_fault",
+                "do_user_addr_fault",
+                "exc_page_fault",
+                "asm_exc_page_fault",
+            ]),
+        },
+        crate::model::sample::BlockedThread {
+            tid: 2820,
+            tgid: 1817,
+            comm: "postgres-w3".into(),
+            cause: 1,
+            for_ns: 412_000_000,
+            stack: s(&[
+                "io_schedule",
+                "blk_mq_get_tag",
+                "__blk_mq_alloc_requests",
+                "blk_mq_submit_bio",
+                "submit_bio_noacct",
+                "ext4_io_submit",
+                "ext4_writepages",
+                "do_writepages",
+                "file_write_and_wait_range",
+                "ext4_sync_file",
+                "__x64_sys_fsync",
+            ]),
+        },
+        crate::model::sample::BlockedThread {
+            tid: 5288,
+            tgid: 4242,
+            comm: "tiflash-w46".into(),
+            cause: 3,
+            for_ns: 38_500_000,
+            stack: s(&[
+                "schedule_preempt_disabled",
+                "rwsem_down_write_slowpath",
+                "down_write_killable",
+                "do_mprotect_pkey",
+                "__x64_sys_mprotect",
+            ]),
+        },
+    ]
+}

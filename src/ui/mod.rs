@@ -1,6 +1,7 @@
 //! Rendering: pure functions of (&App, &Frame) into ratatui widgets. No I/O, no BPF,
 //! no /proc. Panels drop in a fixed order as the terminal shrinks (see `layout`).
 
+pub mod blocked;
 pub mod cgroups;
 pub mod col_chooser;
 pub mod cores;

@@ -13,6 +13,7 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
+use crate::model::procs::blocked::BlockedRow;
 use crate::model::procs::wall::{PART_HELP, PARTS, TimeSplit};
 
 /// One letter per part (the bar is drawn with them, so it reads without colour):
@@ -128,8 +129,31 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, frame: &Frame, th: &Them
         .border_style(th.dim);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let [table_area, legend_area] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(2)]).areas(inner);
+    // Blocked now, under the bars, for the processes shown (eBPF only).
+    let blocked: Vec<&BlockedRow> = frame
+        .blocked
+        .iter()
+        .flatten()
+        .filter(|b| {
+            frame
+                .procs
+                .iter()
+                .find(|p| p.pid == b.pid)
+                .is_none_or(|p| app.shows(p))
+        })
+        .collect();
+    let blocked_h = if frame.blocked.is_some() && frame.interval_s > 0.0 {
+        super::blocked::height(&blocked).min(inner.height / 2)
+    } else {
+        0
+    };
+    let [table_area, blocked_area, legend_area] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(blocked_h),
+        Constraint::Length(2),
+    ])
+    .areas(inner);
+    super::blocked::render(f, blocked_area, &blocked, th);
     let secs = frame.interval_s.max(1e-9);
     let mut rows: Vec<&ProcFrame> = frame
         .procs
@@ -207,5 +231,6 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, frame: &Frame, th: &Them
 pub fn columns() -> Vec<(&'static str, &'static str)> {
     let mut v = COLUMNS.to_vec();
     v.extend(PARTS.iter().copied().zip(PART_HELP));
+    v.extend(super::blocked::COLUMNS);
     v
 }
