@@ -316,12 +316,16 @@ impl Profiler {
                     kallsyms::prefetch(ips.iter().copied());
                     // Off-CPU stacks are taken inside sched_switch: the tracepoint's
                     // and ttop's own program's frames are not the thread's.
+                    // Cut through the last of them near the top: where the kernel lists
+                    // no symbol for BPF programs (5.10), the program's address is named
+                    // after whatever precedes it, so the run does not start at the top.
                     let own = ips
                         .iter()
-                        .take_while(|&&ip| {
+                        .take(8)
+                        .rposition(|&ip| {
                             kallsyms::lookup(ip).is_some_and(|(n, _)| is_tracing_frame(n))
                         })
-                        .count();
+                        .map_or(0, |i| i + 1);
                     let n: Rc<[String]> = ips[own..]
                         .iter()
                         .rev()
