@@ -96,14 +96,14 @@ struct thread_stats {
 	__u64 oncpu_wall_ns;
 };
 
-/* Blocked now: the kernel stack a thread left its CPU with when it went to sleep
- * uninterruptibly (block I/O, a page fault, another D wait), taken at that switch-out
- * (what /proc/PID/stack would show while it sleeps), kept per thread until its next one. */
+/* Blocked now: the kernel stack of a thread in an uninterruptible sleep, read by the
+ * ttop_blocked_stacks task iterator at the tick (what /proc/PID/stack shows), one record
+ * per such thread that ttop knows asleep. */
 #define TTOP_BLOCKED_DEPTH 24
 struct blocked_stack {
-	__u64 off_ts;        /* thread_stats.off_ts of the sleep this stack is of */
+	__u64 off_ts;        /* thread_stats.off_ts: the sleep the stack is of */
+	__u32 tid;
 	__u32 nr;            /* frames in ips, innermost first */
-	__u32 pad;
 	__u64 ips[TTOP_BLOCKED_DEPTH];
 };
 

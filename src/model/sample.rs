@@ -266,7 +266,7 @@ pub struct BpfSample {
 pub const BLOCKED_ROWS: usize = 20;
 
 /// A thread blocked (uninterruptible: block I/O, a page fault, another D wait) at the
-/// read, with the kernel stack it went to sleep in, named at collection (a recording is
+/// read, with the kernel stack it sleeps in, named at collection (a recording is
 /// replayed where this kernel's symbols are not).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlockedThread {
@@ -279,9 +279,9 @@ pub struct BlockedThread {
     pub cause: u8,
     /// How long it had been asleep at the read.
     pub for_ns: u64,
-    /// Its kernel stack at the switch-out, innermost first, the scheduler's own frames
-    /// left out; empty when not known (asleep since before ttop started, or the entry
-    /// was lost).
+    /// Its kernel stack at the read (what /proc/PID/stack shows), innermost first, the
+    /// scheduler's own frames left out; empty when not known (no task iterators on this
+    /// kernel, or it woke and slept again between the map's read and the stack's).
     pub stack: Vec<String>,
 }
 

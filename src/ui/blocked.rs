@@ -30,7 +30,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ),
     (
         "CALLED FROM",
-        "the rest of the kernel stack it went to sleep in, WHY's caller first, taken by eBPF when it left its CPU (- : asleep since before ttop started); JSON blocked[].stack has all of it",
+        "the rest of the kernel stack it went to sleep in, WHY's caller first, read by an eBPF task iterator at the tick (- : not known, as on a kernel without task iterators); JSON blocked[].stack has all of it",
     ),
 ];
 

@@ -31,6 +31,8 @@ const TTOP_LAT_ONE: u32 = 1;
 pub struct SchedCollector {
     skel: SchedSkel<'static>,
     _links: Vec<Link>,
+    /// The task iterator of Blocked now (None where this kernel did not load it).
+    blocked_iter: Option<Link>,
     ncpus: u32,
     /// Threads the /proc scan must read again (None: every probe it needs did not
     /// attach, or the kernel cannot map the array: the scan reads every thread).
@@ -151,6 +153,12 @@ impl SchedCollector {
                 "probe seed_sleepers: {e}: the time-split of a thread asleep since before ttop started counts from its first wakeup"
             ));
         }
+        let blocked_iter = blocked::iterator(&skel.progs.ttop_blocked_stacks);
+        if blocked_iter.is_none() {
+            problems.push(
+                "probe blocked_stacks: not loaded on this kernel (task iterators need BTF): Blocked now lists threads without their kernel stacks".into(),
+            );
+        }
         if links.is_empty() {
             return Err(problems
                 .first()
@@ -167,6 +175,7 @@ impl SchedCollector {
         Ok(Self {
             skel,
             _links: links,
+            blocked_iter,
             ncpus,
             dirty,
             misses: recursion_misses(&fds),
@@ -273,6 +282,7 @@ impl SchedCollector {
             p.ttop_raw_sched_switch.set_autoload(!btf);
             // Task iterators (5.8) need BTF, as tp_btf does.
             p.ttop_seed_sleepers.set_autoload(btf);
+            p.ttop_blocked_stacks.set_autoload(btf);
             for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
                 match can_map {
                     true => {
@@ -439,7 +449,7 @@ impl SchedCollector {
                     .map_or(0, |v| from_bytes::<types::cpu_stats>(&v).cur_tid)
             })
             .collect();
-        out.blocked = blocked::blocked_now(&maps.blocked_stacks, blocked, end);
+        out.blocked = blocked::blocked_now(self.blocked_iter.as_ref(), blocked, end);
         for (row, open, since) in opens {
             let t = &mut out.threads[row];
             let d = end.saturating_sub(since);

@@ -1,6 +1,6 @@
 //! Blocked now: the threads in an uninterruptible sleep at the tick (block I/O, a page
-//! fault, another D wait), longest first, with the kernel stack each went to sleep in:
-//! what `cat /proc/PID/task/TID/stack` would show, taken by eBPF at the switch-out.
+//! fault, another D wait), longest first, with the kernel stack each sleeps in: what
+//! `cat /proc/PID/task/TID/stack` would show, read by an eBPF task iterator at the tick.
 
 use serde::Serialize;
 
@@ -19,7 +19,7 @@ pub struct BlockedRow {
     /// How long it had been asleep at the tick, ms.
     pub for_ms: f64,
     /// Its kernel stack, innermost first (the scheduler's own frames left out); empty
-    /// when it fell asleep before ttop started.
+    /// when not known (a kernel without task iterators).
     pub stack: Vec<String>,
 }
 

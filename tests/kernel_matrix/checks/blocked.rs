@@ -1,9 +1,9 @@
 //! Blocked now (issue 33 item 3) against a thread that knows how long it is blocked
 //! (tests/workloads/vforkwait.c): main vfork()s a child that sleeps 3 s, so main waits
 //! in the kernel, uninterruptibly, for those 3 s, while its napper thread sleeps in
-//! nanosleep by choice. ttop lists main, with the stack it went to sleep in (taken at
-//! its switch-out) and how long it has been blocked; the napper never. Needs root. Run
-//! here and in each guest of the kernel matrix.
+//! nanosleep by choice. ttop lists main, with the kernel stack it sleeps in (read by a
+//! task iterator at the tick) and how long it has been blocked; the napper never. Run
+//! here and in each guest of the kernel matrix. Needs root.
 
 use serde_json::Value;
 

@@ -1,9 +1,13 @@
 //! Blocked now: the threads in an uninterruptible sleep at the read (the wall-time
-//! split's io, fault and uninterruptible parts), longest first, each with the kernel
-//! stack it left its CPU with (bpf/sched.bpf.c takes it at that switch-out, so no
-//! /proc/PID/stack is read).
+//! split's io, fault and uninterruptible parts), longest first, each with its kernel
+//! stack, read by a task iterator (bpf/sched.bpf.c ttop_blocked_stacks) only at ticks
+//! where a thread is blocked: no /proc/PID/stack is read, and nothing is added to the
+//! scheduler's hot path.
 
-use libbpf_rs::{MapCore, MapFlags};
+use std::collections::HashMap;
+use std::io::Read;
+
+use libbpf_rs::Link;
 
 use super::skel::types;
 use crate::collect::bpf::common::from_bytes;
@@ -18,15 +22,21 @@ pub fn is_block(cause: u32) -> bool {
 /// A thread the walk found blocked: (tid, tgid, cause, off_ts).
 pub type Candidate = (u32, u32, u32, u64);
 
+/// Attach the iterator (None where this kernel did not load it: no task iterators
+/// without BTF; the rows then have no stacks).
+pub fn iterator(prog: &libbpf_rs::ProgramMut<'static>) -> Option<Link> {
+    prog.autoload().then(|| prog.attach().ok()).flatten()
+}
+
 /// The longest BLOCKED_ROWS of `found` at `end` (ns, the read's end), with their
-/// stacks from `stacks` (the blocked_stacks map) and names from /proc.
-pub fn blocked_now<M: MapCore>(
-    stacks: &M,
-    mut found: Vec<Candidate>,
-    end: u64,
-) -> Vec<BlockedThread> {
+/// stacks from the iterator and names from /proc.
+pub fn blocked_now(iter: Option<&Link>, mut found: Vec<Candidate>, end: u64) -> Vec<BlockedThread> {
     found.sort_by_key(|&(tid, _, _, off_ts)| (off_ts, tid));
     found.truncate(BLOCKED_ROWS);
+    let stacks = match iter {
+        Some(link) if !found.is_empty() => read_stacks(link),
+        _ => HashMap::new(),
+    };
     found
         .into_iter()
         .map(|(tid, tgid, cause, off_ts)| BlockedThread {
@@ -37,39 +47,48 @@ pub fn blocked_now<M: MapCore>(
                 .unwrap_or_default(),
             cause: cause as u8,
             for_ns: end.saturating_sub(off_ts),
-            stack: stack_of(stacks, tid, off_ts),
+            // Only a stack of this very sleep (it may have woken and slept again).
+            stack: stacks
+                .get(&tid)
+                .filter(|(ts, _)| *ts == off_ts)
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default(),
         })
         .collect()
 }
 
-/// The stack `tid` went to sleep in at `off_ts`, named; empty unless the map's entry
-/// is of that very sleep.
-fn stack_of<M: MapCore>(stacks: &M, tid: u32, off_ts: u64) -> Vec<String> {
-    let Ok(Some(v)) = stacks.lookup(&tid.to_ne_bytes(), MapFlags::ANY) else {
-        return Vec::new();
+/// Run the iterator: tid -> (off_ts, stack named, innermost first).
+fn read_stacks(link: &Link) -> HashMap<u32, (u64, Vec<String>)> {
+    let mut raw = Vec::new();
+    let Ok(mut it) = libbpf_rs::Iter::new(link) else {
+        return HashMap::new();
     };
-    let b: types::blocked_stack = from_bytes(&v);
-    if b.off_ts != off_ts {
-        return Vec::new();
+    if it.read_to_end(&mut raw).is_err() {
+        return HashMap::new();
     }
-    let ips = &b.ips[..(b.nr as usize).min(b.ips.len())];
-    kallsyms::prefetch(ips.iter().copied());
-    let names: Vec<&str> = ips
-        .iter()
-        .map(|&ip| kallsyms::lookup(ip).map_or("[unknown]", |(n, _)| n))
-        .collect();
-    // The tracepoint's, ttop's program's and the scheduler's own frames come first:
-    // they are in every stack and say nothing of why it sleeps. Cut through the last
-    // of them near the top: where the kernel lists no symbol for BPF programs (5.10's
-    // bpf_jit_kallsyms off), the program's address is named after whatever symbol
-    // precedes it ("p9_fd_create.cold"), so the run of them does not start at the top.
-    names[own_frames(&names)..]
-        .iter()
-        .map(|n| n.to_string())
+    let size = std::mem::size_of::<types::blocked_stack>();
+    raw.chunks_exact(size)
+        .map(|c| {
+            let b: types::blocked_stack = from_bytes(c);
+            let ips = &b.ips[..(b.nr as usize).min(b.ips.len())];
+            kallsyms::prefetch(ips.iter().copied());
+            let names: Vec<&str> = ips
+                .iter()
+                .map(|&ip| kallsyms::lookup(ip).map_or("[unknown]", |(n, _)| n))
+                .collect();
+            let stack = names[own_frames(&names)..]
+                .iter()
+                .map(|n| n.to_string())
+                .collect();
+            (b.tid, (b.off_ts, stack))
+        })
         .collect()
 }
 
-/// How many frames at the top of a switch-out stack are the scheduler's own.
+/// How many frames at the top of a sleeping task's stack are the scheduler's own (or,
+/// taken inside sched_switch, the tracepoint's and a BPF program's: where the kernel
+/// lists no symbol for BPF programs, as 5.10 may, the program's address is named after
+/// whatever precedes it, so the run of them does not always start at the top).
 fn own_frames(names: &[&str]) -> usize {
     names
         .iter()
