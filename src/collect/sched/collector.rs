@@ -19,6 +19,7 @@ use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostNa
 
 mod blocked;
 mod lat_read;
+mod task_iters;
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
@@ -148,7 +149,7 @@ impl SchedCollector {
             })
             .flatten();
         // (After `dirty`: this one does not mark threads.) Threads asleep since before now: their sleep starts now, with its cause.
-        if let Err(e) = seed_sleepers(&skel.progs.ttop_seed_sleepers) {
+        if let Err(e) = task_iters::seed_sleepers(&skel.progs.ttop_seed_sleepers) {
             problems.push(format!(
                 "probe seed_sleepers: {e}: the time-split of a thread asleep since before ttop started counts from its first wakeup"
             ));
@@ -581,20 +582,6 @@ fn recursion_misses(progs: &[RawFd]) -> u64 {
             if r == 0 { info.recursion_misses } else { 0 }
         })
         .sum()
-}
-
-/// Run the task iterator that gives every thread asleep right now the start and cause of
-/// its sleep (bpf/sched.bpf.c ttop_seed_sleepers), once, after the probes attached.
-fn seed_sleepers(prog: &libbpf_rs::ProgramMut<'static>) -> Result<(), String> {
-    use std::io::Read;
-    if !prog.autoload() {
-        return Err("not loaded on this kernel (task iterators need BTF)".into());
-    }
-    let link = prog.attach().map_err(|e| e.to_string())?;
-    let mut it = libbpf_rs::Iter::new(&link).map_err(|e| e.to_string())?;
-    let mut sink = Vec::new();
-    it.read_to_end(&mut sink).map_err(|e| e.to_string())?;
-    Ok(())
 }
 
 /// A state a thread was in at its last event, still open when its entry was read.

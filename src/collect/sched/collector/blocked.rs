@@ -4,10 +4,8 @@
 //! where a thread is blocked: no /proc/PID/stack is read, and nothing is added to the
 //! scheduler's hot path.
 
-use std::collections::HashMap;
-use std::io::Read;
-
 use libbpf_rs::Link;
+use std::collections::HashMap;
 
 use super::skel::types;
 use crate::collect::bpf::common::from_bytes;
@@ -59,13 +57,9 @@ pub fn blocked_now(iter: Option<&Link>, mut found: Vec<Candidate>, end: u64) -> 
 
 /// Run the iterator: tid -> (off_ts, stack named, innermost first).
 fn read_stacks(link: &Link) -> HashMap<u32, (u64, Vec<String>)> {
-    let mut raw = Vec::new();
-    let Ok(mut it) = libbpf_rs::Iter::new(link) else {
+    let Ok(raw) = super::task_iters::run(link) else {
         return HashMap::new();
     };
-    if it.read_to_end(&mut raw).is_err() {
-        return HashMap::new();
-    }
     let size = std::mem::size_of::<types::blocked_stack>();
     raw.chunks_exact(size)
         .map(|c| {
