@@ -69,4 +69,21 @@ static __always_inline bool have_user_regs(void)
 #endif
 }
 
+/* Before 5.8 the field was called mmap_sem. */
+struct mm_struct___old {
+	struct rw_semaphore mmap_sem;
+} __attribute__((preserve_access_index));
+
+/* The address of mm's mmap_lock (what lock:contention_begin names). */
+static __always_inline __u64 mmap_lock_addr(struct mm_struct *mm)
+{
+	__u64 off;
+
+	if (bpf_core_field_exists(struct mm_struct, mmap_lock))
+		off = bpf_core_field_offset(struct mm_struct, mmap_lock);
+	else
+		off = bpf_core_field_offset(struct mm_struct___old, mmap_sem);
+	return (__u64)(unsigned long)mm + off;
+}
+
 #endif

@@ -115,22 +115,6 @@ struct trace_event_raw_mmap_lock___old {
 
 /* ---------------------------------------------------------------- mmap_lock helpers */
 
-/* Before 5.8 the field was called mmap_sem. */
-struct mm_struct___old {
-	struct rw_semaphore mmap_sem;
-} __attribute__((preserve_access_index));
-
-static __always_inline __u64 mmap_lock_addr(struct mm_struct *mm)
-{
-	__u64 off;
-
-	if (bpf_core_field_exists(struct mm_struct, mmap_lock))
-		off = bpf_core_field_offset(struct mm_struct, mmap_lock);
-	else
-		off = bpf_core_field_offset(struct mm_struct___old, mmap_sem);
-	return (__u64)(unsigned long)mm + off;
-}
-
 static __always_inline __u32 mm_owner_tgid(struct mm_struct *mm)
 {
 	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();

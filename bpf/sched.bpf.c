@@ -224,6 +224,7 @@ static __always_inline __u32 task_pcount(bool btf, struct task_struct *p)
 
 #include "sched_latency.h"
 #include "sched_off.h"
+#include "sched_lockwait.h"
 
 /* Woken: runnable from now. Not while we believe it is on a CPU (woken before it
  * got to sleep): its switch-out decides then whether it waits. A thread preempted on
@@ -342,7 +343,10 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 			} else {
 				/* Asleep from now, for the reason it leaves with. */
 				t->off_ts = now;
-				t->off_cause = off_cause(btf, prev, current_task(), prev_state);
+				/* Inside a mutex or rwsem wait: blocked on that lock. */
+				t->off_cause = t->lock_wait && (prev_state & TTOP_TASK_UNINTERRUPTIBLE)
+						       ? t->lock_wait
+						       : off_cause(btf, prev, current_task(), prev_state);
 			}
 		}
 	}

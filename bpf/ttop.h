@@ -59,7 +59,9 @@ enum ttop_split {
 	TTOP_SPLIT_READ = 6,  /* asleep in read, readv, pread, preadv, recvfrom, recvmsg, recvmmsg */
 	TTOP_SPLIT_OTHER = 7, /* asleep in another system call (wait4, accept, pause...), stopped,
 	                     * or a kernel thread's idle wait */
-	TTOP_SPLIT__COUNT = 8,
+	TTOP_SPLIT_LOCK = 8,  /* uninterruptible in a kernel mutex or rwsem wait (5.19+) */
+	TTOP_SPLIT_MMAP = 9,  /* the same, on its own process's mmap_lock */
+	TTOP_SPLIT__COUNT = 10,
 };
 
 struct thread_stats {
@@ -69,7 +71,7 @@ struct thread_stats {
 	__u32 enq_pcount;    /* sched_info.pcount when enq_ts was set: a switch-in we missed
 	                      * since then shows as a larger pcount at the next one */
 	__u32 lat_state;     /* its scheduling latencies: TTOP_LAT_NONE, _ONE or _MAP */
-	__u32 pad;
+	__u32 lock_wait;     /* in a sleeping-lock wait now: 0, TTOP_SPLIT_LOCK or _MMAP */
 	__u64 base_ns;       /* se.sum_exec_runtime when ttop first saw it (0: born under ttop) */
 	__u64 sum_ns;        /* se.sum_exec_runtime at the last event we saw */
 	__u64 last_in;       /* ktime of the last switch-in */
@@ -94,6 +96,9 @@ struct thread_stats {
 	 * task's runtime (sum_ns) leaves out interrupts and a hypervisor's steal while it
 	 * held the CPU, so it would not add up to the wall time. */
 	__u64 oncpu_wall_ns;
+	/* The lock of the sleeping-lock wait it is in (lock:contention_begin), 0 when none:
+	 * contention_end of that lock ends it. */
+	__u64 lock_addr;
 };
 
 /* Blocked now: the kernel stack of a thread in an uninterruptible sleep, read by the

@@ -121,10 +121,20 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         boot_s: (cur.stat.uptime_s > 0.0).then(|| cur.wall_ns as f64 / 1e9 - cur.stat.uptime_s),
     };
     let ScanRows {
-        procs,
-        threads,
+        mut procs,
+        mut threads,
         scan_running,
     } = scan_rows(prev, cur, &at, sys.page_size.max(1) / 1024);
+    // The kernel-lock parts of the split need lock:contention_begin (5.19); before it,
+    // and in recordings made before they existed, they are not measured (null).
+    if !super::features::is_known_measured(&cur.mode.features, "time_split_locks") {
+        for p in &mut procs {
+            p.time = p.time.without_locks();
+        }
+        for t in &mut threads {
+            t.time = t.time.without_locks();
+        }
+    }
 
     // With a filter every panel is about the watched processes: their runnable threads
     // are their on-CPU plus run-queue time over the interval (no instantaneous max).
@@ -379,5 +389,31 @@ mod tests {
         let f = derive(&system(), None, &incident(3, true));
         assert_eq!(f.interval_s, 0.0);
         assert!(f.procs.iter().all(|p| p.threads_created == Some(0)));
+    }
+
+    /// Before 5.19 (no lock:contention_begin), or in a recording from before the lock
+    /// parts: they are null, the other parts are as measured and still add up.
+    #[test]
+    fn lock_parts_are_null_where_not_measured() {
+        let (prev, mut cur) = (incident(1, true), incident(2, true));
+        let with = derive(&system(), Some(&prev), &cur);
+        let lock = |f: &Frame| {
+            f.threads
+                .iter()
+                .map(|t| serde_json::to_value(t.time).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let measured = lock(&with);
+        assert!(measured.iter().any(|t| t["lock"].as_f64() > Some(0.0)));
+        cur.mode.features.clear();
+        let without = derive(&system(), Some(&prev), &cur);
+        for (a, b) in measured.iter().zip(lock(&without)) {
+            assert!(b["lock"].is_null() && b["mmap_lock"].is_null(), "{b}");
+            assert_eq!(a["io"], b["io"]);
+        }
+        for (a, b) in with.threads.iter().zip(&without.threads) {
+            let locks = a.time.part(3) + a.time.part(4);
+            assert!((a.time.total() - locks - b.time.total()).abs() < 1e-4);
+        }
     }
 }

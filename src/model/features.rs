@@ -96,6 +96,10 @@ pub const IDS: &[(&str, &str)] = &[
         "time_split",
         "wall time per thread split by cause (on CPU, runnable, futex, I/O, fault...)",
     ),
+    (
+        "time_split_locks",
+        "the time split's kernel-lock and mmap_lock parts",
+    ),
     ("futex_waits", "futex waits that slept"),
     ("futex_calls", "futex calls, EAGAIN returns and wakes"),
     ("kernel_locks", "kernel-lock contention"),
@@ -138,6 +142,12 @@ pub fn in_order(mut found: Vec<Feature>) -> Vec<Feature> {
 /// The entry for `id`, if collected.
 pub fn find<'a>(features: &'a [Feature], id: &str) -> Option<&'a Feature> {
     features.iter().find(|f| f.id == id)
+}
+
+/// Whether `id` was collected and measured: for figures newer than some recordings,
+/// which must read as not measured there.
+pub fn is_known_measured(features: &[Feature], id: &str) -> bool {
+    find(features, id).is_some_and(|f| f.status.measured())
 }
 
 /// Whether `id` was measured. Recordings made before features were kept have none:

@@ -359,7 +359,12 @@ pub fn incident(secs: u64, bpf: bool) -> Sample {
         Mode {
             bpf: true,
             problems: vec![],
-            features: vec![],
+            // A kernel with lock:contention_begin (the rest: measured, as in recordings
+            // made before features were kept).
+            features: vec![crate::model::features::Feature::measured(
+                "time_split_locks",
+                "raw_tp/contention_begin, raw_tp/contention_end",
+            )],
         }
     } else {
         Mode {

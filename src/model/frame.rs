@@ -339,9 +339,9 @@ mod tests {
     #[test]
     fn rows_stay_small() {
         // 256 before the everyday columns (USER, PR/NI, TIME+, START, switches, faults)
-        // (+80) and the wall-time split (+40, ten f32; ThreadFrame likewise).
-        assert_eq!(std::mem::size_of::<ProcFrame>(), 376);
-        assert_eq!(std::mem::size_of::<ThreadFrame>(), 96);
+        // (+80) and the wall-time split (+48, twelve f32; ThreadFrame likewise).
+        assert_eq!(std::mem::size_of::<ProcFrame>(), 384);
+        assert_eq!(std::mem::size_of::<ThreadFrame>(), 104);
     }
 
     /// `--json` rows with shared strings read exactly as with Strings: the name and

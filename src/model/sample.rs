@@ -168,7 +168,11 @@ pub struct BpfThread {
     pub runq_wait_ns: u64,
     pub switches: u64,
     /// Off-CPU time by cause (`model::procs::wall::OFF_CAUSES`), open sleep included.
-    #[serde(default, skip_serializing_if = "all_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "all_zero",
+        deserialize_with = "off_ns_any_len"
+    )]
     pub off_ns: [u64; OFF_CAUSES],
     /// Wall-clock time on a CPU (oncpu_ns is the task's runtime, which leaves out
     /// interrupts and steal while it held the CPU), open stretch included.
@@ -189,14 +193,33 @@ pub struct BpfProc {
     /// The group leader's comm when it exited (empty while it lives).
     pub comm: String,
     /// Off-CPU time of exited threads by cause.
-    #[serde(default, skip_serializing_if = "all_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "all_zero",
+        deserialize_with = "off_ns_any_len"
+    )]
     pub dead_off_ns: [u64; OFF_CAUSES],
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dead_oncpu_wall_ns: u64,
 }
 
 /// How many causes the off-CPU time is split into (bpf/ttop.h enum ttop_split).
-pub const OFF_CAUSES: usize = 8;
+pub const OFF_CAUSES: usize = 10;
+
+/// Off-CPU time by cause as recorded: recordings made before the kernel-lock causes
+/// (8 of them) load with those two at 0 (and the features say they were not measured).
+fn off_ns_any_len<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u64; OFF_CAUSES], D::Error> {
+    let v: Vec<u64> = Deserialize::deserialize(d)?;
+    if v.len() > OFF_CAUSES {
+        return Err(serde::de::Error::invalid_length(
+            v.len(),
+            &"at most 10 off-CPU causes",
+        ));
+    }
+    let mut out = [0; OFF_CAUSES];
+    out[..v.len()].copy_from_slice(&v);
+    Ok(out)
+}
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
@@ -375,6 +398,20 @@ pub struct TopScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recording made before the kernel-lock causes holds 8 of them: it loads, the two
+    /// new ones 0 (its features say they were not measured); more than 10 is an error.
+    #[test]
+    fn off_cpu_causes_of_older_recordings_load() {
+        let t: BpfThread =
+            serde_json::from_str(r#"{"tid":1,"tgid":1,"oncpu_ns":0,"runq_wait_ns":0,"switches":0,"off_ns":[1,2,3,4,5,6,7,8]}"#)
+                .unwrap();
+        assert_eq!(t.off_ns, [1, 2, 3, 4, 5, 6, 7, 8, 0, 0]);
+        let long = r#"{"tid":1,"tgid":1,"oncpu_ns":0,"runq_wait_ns":0,"switches":0,"off_ns":[0,0,0,0,0,0,0,0,0,0,0]}"#;
+        assert!(serde_json::from_str::<BpfThread>(long).is_err());
+        let back: BpfThread = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+    }
 
     /// ProcScan and TaskScan as they were when comm and cmdline were Strings.
     #[derive(Serialize)]

@@ -18,12 +18,15 @@ use crate::model::procs::wall::{PART_HELP, PARTS, TimeSplit};
 
 /// One letter per part (the bar is drawn with them, so it reads without colour):
 /// upper case where the thread wanted to run, lower case asleep by choice.
-pub const GLYPHS: [char; 10] = ['C', 'R', 'F', 'I', 'P', 'D', 'p', 's', 'r', 'o'];
+pub const GLYPHS: [char; PARTS.len()] =
+    ['C', 'R', 'F', 'L', 'M', 'I', 'P', 'D', 'p', 's', 'r', 'o'];
 
-const COLORS: [Color; 10] = [
+const COLORS: [Color; PARTS.len()] = [
     Color::Green,
     Color::Yellow,
     Color::Magenta,
+    Color::LightYellow,
+    Color::LightCyan,
     Color::Red,
     Color::LightRed,
     Color::LightMagenta,
@@ -33,9 +36,10 @@ const COLORS: [Color; 10] = [
     Color::DarkGray,
 ];
 
-/// Parts where a thread was running or wanted to (on CPU, runnable, futex, I/O, fault,
-/// other D): the sort key, so the processes whose time goes somewhere come first.
-const ACTIVE: usize = 6;
+/// Parts where a thread was running or wanted to (on CPU, runnable, futex, kernel lock,
+/// mmap_lock, I/O, fault, other D): the sort key, so the processes whose time goes
+/// somewhere come first.
+const ACTIVE: usize = 8;
 
 /// The columns (the help screen lists them, then one line per part).
 pub const COLUMNS: &[(&str, &str)] = &[
@@ -47,16 +51,16 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ),
     (
         "BUSY",
-        "of that, on a CPU, runnable or blocked (futex, I/O, fault, other D), not asleep by choice; the sort key",
+        "of that, on a CPU, runnable or blocked (futex, kernel lock, mmap_lock, I/O, fault, other D), not asleep by choice; the sort key",
     ),
     (
         "WHERE THE TIME WENT",
-        "a bar of the parts, one letter each (C on CPU, R runnable, F futex, I block I/O, P page fault, D other uninterruptible, p poll, s sleep, r read, o other), and the biggest parts in %",
+        "a bar of the parts, one letter each (C on CPU, R runnable, F futex, L kernel lock, M mmap_lock, I block I/O, P page fault, D other uninterruptible, p poll, s sleep, r read, o other), and the biggest parts in %",
     ),
 ];
 
 fn active(p: &ProcFrame) -> f64 {
-    p.time.0[..ACTIVE].iter().map(|v| f64::from(*v)).sum()
+    (0..ACTIVE).map(|i| p.time.part(i)).sum()
 }
 
 /// The bar of `width` cells: each part gets its share of the cells (largest remainders
@@ -66,10 +70,8 @@ pub fn bar(time: &TimeSplit, width: usize, th: &Theme) -> Line<'static> {
     if total <= 0.0 || width == 0 {
         return Line::from("");
     }
-    let exact: Vec<f64> = time
-        .0
-        .iter()
-        .map(|v| f64::from(*v) / total * width as f64)
+    let exact: Vec<f64> = (0..PARTS.len())
+        .map(|i| time.part(i) / total * width as f64)
         .collect();
     let mut cells: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
     let mut left = width - cells.iter().sum::<usize>();
@@ -103,11 +105,8 @@ pub fn bar(time: &TimeSplit, width: usize, th: &Theme) -> Line<'static> {
 /// The biggest parts, "futex 62% io 20%".
 pub fn biggest(time: &TimeSplit) -> String {
     let total = time.total();
-    let mut parts: Vec<(usize, f64)> = time
-        .0
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i, f64::from(*v) / total.max(1e-9)))
+    let mut parts: Vec<(usize, f64)> = (0..PARTS.len())
+        .map(|i| (i, time.part(i) / total.max(1e-9)))
         .filter(|(_, s)| *s >= 0.005)
         .collect();
     parts.sort_by(|a, b| b.1.total_cmp(&a.1));

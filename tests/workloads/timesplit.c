@@ -22,30 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roles.h"
+
 static double secs;
 static const char *dir;
 static int conn[2], pipefd[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile int started;
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void nap_ms(long ms) {
     struct timespec ts = {0, ms * 1000000L};
     clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-}
-
-static void announce(const char *role) {
-    pthread_mutex_lock(&out_mu);
-    printf("%s=%ld\n", role, (long)syscall(SYS_gettid));
-    fflush(stdout);
-    __sync_fetch_and_add(&started, 1);
-    pthread_mutex_unlock(&out_mu);
 }
 
 static void *spin(void *a) {

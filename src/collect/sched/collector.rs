@@ -19,6 +19,7 @@ use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostNa
 
 mod blocked;
 mod lat_read;
+mod lock_split;
 mod task_iters;
 
 mod skel {
@@ -154,6 +155,14 @@ impl SchedCollector {
                 "probe seed_sleepers: {e}: the time-split of a thread asleep since before ttop started counts from its first wakeup"
             ));
         }
+        // (After `dirty`: they mark no threads, and a kernel without them loses nothing else.)
+        lock_split::attach(
+            &skel.progs.ttop_split_lock_begin,
+            &skel.progs.ttop_split_lock_end,
+            &mut links,
+            &mut fds,
+            &mut problems,
+        );
         let blocked_iter = blocked::iterator(&skel.progs.ttop_blocked_stacks);
         if blocked_iter.is_none() {
             problems.push(
@@ -215,6 +224,16 @@ impl SchedCollector {
                 format!("{switch}, sched_wakeup(_new)"),
             ),
             f("cpu_time", &["sched_switch"], switch.to_string()),
+            match problems.iter().find(|p| p.starts_with(lock_split::PROBE)) {
+                Some(p) => Feature::missing(
+                    "time_split_locks",
+                    p.trim_start_matches(lock_split::PROBE).trim(),
+                ),
+                None => Feature::measured(
+                    "time_split_locks",
+                    "raw_tp/contention_begin, raw_tp/contention_end",
+                ),
+            },
             f(
                 "thread_churn",
                 &["task_newtask", "sched_process_exit"],
@@ -281,6 +300,10 @@ impl SchedCollector {
             p.ttop_sched_switch.set_autoload(btf && !switch3);
             p.ttop_sched_switch3.set_autoload(btf && switch3);
             p.ttop_raw_sched_switch.set_autoload(!btf);
+            // The split's kernel-lock parts (lock:contention_begin/end, 5.19).
+            let locks = facts.has_tp("contention_begin") && facts.has_tp("contention_end");
+            p.ttop_split_lock_begin.set_autoload(locks);
+            p.ttop_split_lock_end.set_autoload(locks);
             // Task iterators (5.8) need BTF, as tp_btf does.
             p.ttop_seed_sleepers.set_autoload(btf);
             p.ttop_blocked_stacks.set_autoload(btf);

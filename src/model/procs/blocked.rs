@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::wall::PARTS;
+use super::wall::part_of_cause;
 use crate::model::sample::Sample;
 
 /// One blocked thread (JSON `blocked[]`).
@@ -33,8 +33,7 @@ pub fn blocked(cur: &Sample) -> Option<Vec<BlockedRow>> {
                 pid: b.tgid,
                 tid: b.tid,
                 comm: b.comm.clone(),
-                // Off-CPU cause c is part 2 + c.
-                part: PARTS.get(2 + b.cause as usize).copied().unwrap_or("other"),
+                part: part_of_cause(u32::from(b.cause)),
                 for_ms: b.for_ns as f64 / 1e6,
                 stack: b.stack.clone(),
             })

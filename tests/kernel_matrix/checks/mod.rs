@@ -9,6 +9,7 @@ mod probe;
 mod profile;
 mod sched;
 mod split;
+mod split_locks;
 mod tlb;
 
 use std::collections::HashMap;
@@ -33,7 +34,36 @@ pub const WORKLOADS: &[&str] = &[
     "mmaplock",
     "timesplit",
     "vforkwait",
+    "lockwait",
 ];
+
+/// Start a workload whose threads say who they are (tests/workloads/roles.h): its
+/// child, its pid (the "pid=" line) and each "ROLE=TID" line in order, read up to "ready".
+fn start_roles(name: &str, args: &[&str]) -> (std::process::Child, u32, Vec<(String, u32)>) {
+    use std::io::{BufRead, BufReader};
+    let mut w = std::process::Command::new(workload(name))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {name}: {e}"));
+    let mut out = BufReader::new(w.stdout.take().unwrap());
+    let (mut pid, mut roles) = (0, Vec::new());
+    loop {
+        let mut l = String::new();
+        assert!(out.read_line(&mut l).unwrap() > 0, "{name} ended early");
+        let l = l.trim();
+        if l == "ready" {
+            break;
+        }
+        let (k, v) = l.split_once('=').unwrap();
+        let v: u32 = v.parse().unwrap();
+        match k {
+            "pid" => pid = v,
+            _ => roles.push((k.to_string(), v)),
+        }
+    }
+    (w, pid, roles)
+}
 
 fn in_vm() -> bool {
     std::env::var_os("TTOP_VM").is_some()

@@ -12,9 +12,11 @@ use crate::collect::bpf::common::from_bytes;
 use crate::collect::stacks::kallsyms;
 use crate::model::sample::{BLOCKED_ROWS, BlockedThread};
 
-/// The off-CPU causes (enum ttop_split) that are a block: io, fault, uninterruptible.
+/// The off-CPU causes (enum ttop_split) that are a block: io, fault, uninterruptible,
+/// lock, mmap_lock.
 pub fn is_block(cause: u32) -> bool {
-    (1..=3).contains(&cause)
+    // io, fault, uninterruptible; lock, mmap_lock (enum ttop_split).
+    (1..=3).contains(&cause) || (8..=9).contains(&cause)
 }
 
 /// A thread the walk found blocked: (tid, tgid, cause, off_ts).
