@@ -18,6 +18,7 @@ use crate::model::latency::{self, LatStats, LatencySample};
 use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostName, OFF_CAUSES};
 
 mod blocked;
+mod features;
 mod lat_read;
 mod lock_split;
 mod task_iters;
@@ -191,72 +192,12 @@ impl SchedCollector {
             misses: recursion_misses(&fds),
             progs: fds,
             walks: Default::default(),
-            features: Self::features(switch, &problems),
+            features: features::features(switch, &problems),
             lat_exits_seen: 0,
             read_at_ns: 0,
             scan_began_ns: u64::MAX,
             problems,
         })
-    }
-
-    /// What the scheduler probes measure, given which of them attached.
-    fn features(switch: &str, problems: &[String]) -> Vec<Feature> {
-        let lacks = |p: &str| {
-            problems
-                .iter()
-                .any(|x| x.starts_with(&format!("probe {p}:")))
-        };
-        let why = |ps: &[&str]| {
-            let missing: Vec<&str> = ps.iter().copied().filter(|p| lacks(p)).collect();
-            format!("probe {} did not run", missing.join(", "))
-        };
-        let f = |id: &str, needs: &[&str], hook: String| {
-            if needs.iter().any(|p| lacks(p)) {
-                Feature::missing(id, why(needs))
-            } else {
-                Feature::measured(id, hook)
-            }
-        };
-        vec![
-            f(
-                "runnable",
-                &["sched_switch", "sched_wakeup", "sched_wakeup_new"],
-                format!("{switch}, sched_wakeup(_new)"),
-            ),
-            f("cpu_time", &["sched_switch"], switch.to_string()),
-            match problems.iter().find(|p| p.starts_with(lock_split::PROBE)) {
-                Some(p) => Feature::missing(
-                    "time_split_locks",
-                    p.trim_start_matches(lock_split::PROBE).trim(),
-                ),
-                None => Feature::measured(
-                    "time_split_locks",
-                    "raw_tp/contention_begin, raw_tp/contention_end",
-                ),
-            },
-            f(
-                "thread_churn",
-                &["task_newtask", "sched_process_exit"],
-                "task_newtask, sched_process_exit".into(),
-            ),
-            f(
-                "time_split",
-                &[
-                    "sched_switch",
-                    "sched_wakeup",
-                    "sched_wakeup_new",
-                    "seed_sleepers",
-                ],
-                format!(
-                    "{switch} (state, system call, iowait at switch-out), sched_wakeup(_new), iter/task"
-                ),
-            ),
-            f(
-                "sched_latency",
-                &["sched_switch", "sched_wakeup", "sched_wakeup_new"],
-                format!("{switch}, sched_wakeup(_new)"),
-            ),
-        ]
     }
 
     /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies, leaving
