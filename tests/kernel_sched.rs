@@ -329,9 +329,12 @@ fn quitting_leaves_the_detach_to_a_child_that_ends() {
         }
     };
     gone("an earlier detaching child did not end");
-    // output() returns once stdout and stderr reached EOF and ttop was reaped.
+    // output() returns once stdout and stderr reached EOF and ttop was reaped. With the
+    // per-call futex hooks (syscall tracepoints: perf events whose last close waits for
+    // grace periods) the detach takes 0.4-0.9 s here; without them it can end within
+    // the few ms this look takes (3-23 ms measured), and the look would race it.
     let out = std::process::Command::new(ttop_bin())
-        .args(["--json", "-n", "1", "-d", "0.1"])
+        .args(["--json", "-n", "1", "-d", "0.1", "--futex-calls"])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
