@@ -72,13 +72,13 @@ pub struct Totals {
     pub stacks_unstored: u64,
 }
 
-fn add(acc: &mut Option<u64>, v: Option<u64>) {
+pub(super) fn add(acc: &mut Option<u64>, v: Option<u64>) {
     if let Some(v) = v {
         *acc = Some(acc.unwrap_or(0) + v);
     }
 }
 
-fn addf(acc: &mut Option<f64>, v: Option<f64>) {
+pub(super) fn addf(acc: &mut Option<f64>, v: Option<f64>) {
     if let Some(v) = v.filter(|v| v.is_finite()) {
         *acc = Some(acc.unwrap_or(0.0) + v);
     }
