@@ -6,13 +6,11 @@
 
 mod common;
 use common::cgroup::Cg;
+use common::scrape::{metric, serve, settled_scrape};
 use common::stream::Stream;
 use common::*;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -37,68 +35,6 @@ fn findings<'a>(frames: &'a [Value], kind: &str, rel: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// `/metrics` of a `ttop serve` on 127.0.0.1:`port` (None until it answers).
-fn scrape(port: u16) -> Option<String> {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        .ok()?;
-    let mut text = String::new();
-    c.read_to_string(&mut text).ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
-}
-
-/// The value of the sample line that starts with `prefix` (a metric and its labels).
-fn metric(text: &str, prefix: &str) -> Option<f64> {
-    text.lines()
-        .find(|l| l.starts_with(prefix))?
-        .rsplit(' ')
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// A `ttop serve` on `parent`'s subtree, answering /metrics (it has counted one interval).
-fn serve(parent: &Cg) -> (KillOnDrop, u16) {
-    let port = free_port();
-    let child = Command::new(ttop_bin())
-        .args(["serve", "--no-bpf", "-d", "0.5", "--cgroup", &parent.rel])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn ttop serve");
-    let k = KillOnDrop(child);
-    let t0 = Instant::now();
-    while scrape(port).is_none() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "ttop serve answered nothing"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (k, port)
-}
-
-/// The scrape once the server has counted two more intervals than at the call: with the
-/// cgroup frozen before the call, its counters are final.
-fn settled_scrape(port: u16) -> String {
-    let frames = |t: &str| metric(t, "ttop_frames_total").expect("ttop_frames_total");
-    let f0 = frames(&scrape(port).expect("scrape"));
-    let t0 = Instant::now();
-    loop {
-        let t = scrape(port).expect("scrape");
-        if frames(&t) >= f0 + 2.0 {
-            return t;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "serve stopped counting"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Run ttop on `cg`'s parent while `cg` runs thawed for `secs`, frozen before ttop's first
 /// sample and again before its last: the frames and the counters' own change between.
 /// With `with_serve`, a `ttop serve` on the parent is started in the same frozen stretch
@@ -114,7 +50,7 @@ fn measure(
     cg.freeze(true);
     let before: Vec<u64> = keys.iter().map(|k| cg.stat(file, k)).collect();
     let s = Stream::start(&["--json", "-d", "0.5", "--cgroup", &parent.rel]);
-    let served = with_serve.then(|| serve(parent));
+    let served = with_serve.then(|| serve(&["--no-bpf", "-d", "0.5", "--cgroup", &parent.rel]));
     cg.freeze(false);
     std::thread::sleep(Duration::from_secs_f64(secs));
     cg.freeze(true);
