@@ -187,6 +187,30 @@ static __always_inline void max_gen_into(__u64 *slot, __u64 *gen, __u64 v)
 	}
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ttop_futex_hist);
+} futex_hist SEC(".maps");
+
+/* Count a futex wait that slept `dur` ns in this CPU's histogram: floor(log2) without
+ * branches (log2.h), a few instructions on the path that already has the duration. */
+static __always_inline void futex_hist_add(__u64 dur)
+{
+	__u32 zero = 0;
+	struct ttop_futex_hist *h = bpf_map_lookup_elem(&futex_hist, &zero);
+	__u64 e;
+
+	if (!h)
+		return;
+	e = log2_u64(dur);
+	if (e >= TTOP_FUTEX_HIST_SLOTS)
+		e = TTOP_FUTEX_HIST_SLOTS - 1;
+	h->slots[e]++;
+	h->sum_ns += dur;
+}
+
 /* Look up a hash entry, creating it zeroed (or from `init`) if missing. */
 static __always_inline void *get_or_init(void *map, const void *key, const void *init, int drop_idx,
 					 int ins_idx)

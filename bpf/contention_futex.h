@@ -375,6 +375,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 	s->last_ns = now;
 	s->contended++;
 	s->wait_ns += dur;
+	futex_hist_add(dur);
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	/* A user stack walk per contended wait is too much under a storm: take the first
 	 * one, then one in 64. A stack the map refused (-2) waits for the next one in 64

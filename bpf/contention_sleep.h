@@ -96,6 +96,7 @@ static __always_inline void futex_sleep_end(struct task_struct *next)
 	s = bpf_map_lookup_elem(&futexes, &key);
 	if (!s)
 		return;
+	futex_hist_add(dur);
 	s->wait_ns += dur;
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	s->woken += ts->fsleep.woken;

@@ -29,26 +29,18 @@ struct {
 /* Too large for the BPF stack: the initial value of a new lat_threads entry. */
 const struct lat_stats lat_zero = {};
 
-/* 1 when t != 0, else 0, with no branch: the top bit of t | -t. */
-#define LAT_NZ(t) ((((__u64)(t)) | -((__u64)(t))) >> 63)
-
 /* Histogram slot of a latency (see TTOP_LAT_SLOTS in ttop.h): log2 by halving, with no
- * branch. A branch per step gave the verifier a distinct state for every exponent at
+ * branch (log2.h). A branch per step gave the verifier a distinct state for every exponent at
  * each of the two call sites: sched_switch took 47k verified instructions and 2,848
  * states, most of ttop's start-up verification. Same slots as the branchy form (checked
  * over 50 M values). */
 static __always_inline __u32 lat_slot(__u64 v)
 {
-	__u64 x = v, s, e = 0, slot;
+	__u64 e, slot;
 
 	if (v < (1ULL << TTOP_LAT_MIN_SHIFT))
 		return 0;
-	s = LAT_NZ(x >> 32) << 5; x >>= s; e += s;
-	s = LAT_NZ(x >> 16) << 4; x >>= s; e += s;
-	s = LAT_NZ(x >> 8) << 3; x >>= s; e += s;
-	s = LAT_NZ(x >> 4) << 2; x >>= s; e += s;
-	s = LAT_NZ(x >> 2) << 1; x >>= s; e += s;
-	e += x >> 1;
+	e = log2_u64(v);
 	slot = 1 + ((e - TTOP_LAT_MIN_SHIFT) << TTOP_LAT_SUB_BITS) +
 	       ((v >> (e - TTOP_LAT_SUB_BITS)) & ((1 << TTOP_LAT_SUB_BITS) - 1));
 	return slot < TTOP_LAT_SLOTS ? slot : TTOP_LAT_SLOTS - 1;

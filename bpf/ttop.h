@@ -167,6 +167,15 @@ enum ttop_drop {
  * stack (the latest per process and word), so a libc without frame pointers does not
  * end it. */
 #define TTOP_USTACK_BYTES 8192
+/* Futex waits that slept by duration: slot k holds waits of 2^k to 2^(k+1) - 1 ns (0
+ * and 1 ns in slot 0), the last slot everything from 2^39 ns (550 s) up. One per CPU,
+ * cumulative; user space sums the CPUs. */
+#define TTOP_FUTEX_HIST_SLOTS 40
+struct ttop_futex_hist {
+	__u64 slots[TTOP_FUTEX_HIST_SLOTS];
+	__u64 sum_ns;
+};
+
 #define TTOP_USTACK_COPIES 512
 #define TTOP_MMAP_STACKS 1024
 #define TTOP_MMAP_USTACK_COPIES 256

@@ -6,6 +6,7 @@
 
 mod common;
 use common::cgroup::Cg;
+use common::scrape::{metric, serve, settled_scrape};
 use common::stream::Stream;
 use common::*;
 
@@ -36,17 +37,28 @@ fn findings<'a>(frames: &'a [Value], kind: &str, rel: &str) -> Vec<&'a Value> {
 
 /// Run ttop on `cg`'s parent while `cg` runs thawed for `secs`, frozen before ttop's first
 /// sample and again before its last: the frames and the counters' own change between.
-fn measure(parent: &Cg, cg: &Cg, secs: f64, file: &str, keys: &[&str]) -> (Vec<Value>, Vec<u64>) {
+/// With `with_serve`, a `ttop serve` on the parent is started in the same frozen stretch
+/// and its final scrape returned too.
+fn measure(
+    parent: &Cg,
+    cg: &Cg,
+    secs: f64,
+    file: &str,
+    keys: &[&str],
+    with_serve: bool,
+) -> (Vec<Value>, Vec<u64>, Option<String>) {
     cg.freeze(true);
     let before: Vec<u64> = keys.iter().map(|k| cg.stat(file, k)).collect();
     let s = Stream::start(&["--json", "-d", "0.5", "--cgroup", &parent.rel]);
+    let served = with_serve.then(|| serve(&["--no-bpf", "-d", "0.5", "--cgroup", &parent.rel]));
     cg.freeze(false);
     std::thread::sleep(Duration::from_secs_f64(secs));
     cg.freeze(true);
     let after: Vec<u64> = keys.iter().map(|k| cg.stat(file, k)).collect();
     let frames = s.stop_after(2);
+    let scraped = served.map(|(_k, port)| settled_scrape(port));
     let delta = before.iter().zip(&after).map(|(a, b)| b - a).collect();
-    (frames, delta)
+    (frames, delta, scraped)
 }
 
 /// CPU use and the processes in a cgroup: needs no controller (cpu.stat's usage is the
@@ -63,7 +75,7 @@ fn cpu_use_matches_cpu_stat_and_names_the_processes() {
     let cg = parent.child("spin");
     let mut w = spawn_workload("spin", &["1", "60"]);
     cg.add(w.id());
-    let (frames, d) = measure(&parent, &cg, 3.0, "cpu.stat", &["usage_usec"]);
+    let (frames, d, _) = measure(&parent, &cg, 3.0, "cpu.stat", &["usage_usec"], false);
     let _ = w.kill();
     let _ = w.wait();
     let r = rows(&frames, &cg.rel);
@@ -125,7 +137,7 @@ fn cpu_max_throttling_matches_cpu_stat_and_raises_cpu_throttled() {
     let mut w = spawn_workload("spin", &["2", "60"]);
     cg.add(w.id());
     let keys = ["throttled_usec", "nr_periods", "nr_throttled"];
-    let (frames, d) = measure(&parent, &cg, 4.0, "cpu.stat", &keys);
+    let (frames, d, scraped) = measure(&parent, &cg, 4.0, "cpu.stat", &keys, true);
     let _ = w.kill();
     let _ = w.wait();
     let r = rows(&frames, &cg.rel);
@@ -141,6 +153,22 @@ fn cpu_max_throttling_matches_cpu_stat_and_raises_cpu_throttled() {
     );
     assert_within("throttled time", ttop_ms, kernel_ms, 0.02);
     assert_eq!(sum(&r, "throttled_periods") as u64, d[2]);
+    // ttop serve's counters since it started, over the same frozen-to-frozen stretch.
+    let text = scraped.unwrap();
+    let lab = format!("{{cgroup=\"{}\",name=\"thr\"}}", cg.rel);
+    let got = |fam: &str| {
+        metric(&text, &format!("{fam}{lab}"))
+            .unwrap_or_else(|| panic!("no {fam}{lab} in the scrape:\n{text}"))
+    };
+    let served_s = got("ttop_cgroup_throttled_seconds_total");
+    println!(
+        "served counters: throttled {:.1} ms, periods {}, throttled periods {}",
+        served_s * 1e3,
+        got("ttop_cgroup_periods_total"),
+        got("ttop_cgroup_throttled_periods_total")
+    );
+    assert_within("throttled seconds counter", served_s * 1e3, kernel_ms, 0.02);
+    assert_eq!(got("ttop_cgroup_throttled_periods_total") as u64, d[2]);
     let f = findings(&frames, "cpu_throttled", &cg.rel);
     let idle: Vec<f64> = frames
         .iter()
@@ -178,7 +206,7 @@ fn a_memory_high_squeeze_raises_memory_pressure() {
     cg.set("memory.high", &(32u64 << 20).to_string());
     let mut w = spawn_workload("memhog", &["96", "60"]);
     cg.add(w.id());
-    let (frames, d) = measure(&parent, &cg, 8.0, "memory.events", &["high"]);
+    let (frames, d, _) = measure(&parent, &cg, 8.0, "memory.events", &["high"], false);
     let _ = w.kill();
     let _ = w.wait();
     let r = rows(&frames, &cg.rel);
@@ -211,12 +239,13 @@ fn a_cgroup_with_room_raises_nothing() {
     cg.set("memory.high", &(512u64 << 20).to_string());
     let mut w = spawn_workload("spin", &["1", "60"]);
     cg.add(w.id());
-    let (frames, d) = measure(
+    let (frames, d, _) = measure(
         &parent,
         &cg,
         4.0,
         "cpu.stat",
         &["nr_periods", "nr_throttled"],
+        false,
     );
     let _ = w.kill();
     let _ = w.wait();

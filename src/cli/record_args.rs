@@ -48,11 +48,12 @@ pub struct RecordArgs {
     pub metrics: Option<String>,
 
     /// With --metrics: how many processes and futex words get their own labelled series,
-    /// and how many command names get their own counters (default 20; see `ttop serve`).
+    /// and how many command names and cgroups get their own counters (default 20; see
+    /// `ttop serve`).
     #[arg(long = "top", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100), requires = "metrics")]
     pub top: Option<u16>,
 
-    /// With --metrics: what ranks the command names that get their own counters (as
+    /// With --metrics: what ranks the command names and cgroups that get their own counters (as
     /// `ttop serve --top-by`).
     #[arg(long = "top-by", value_name = "KEY", value_enum, value_delimiter = ',',
           default_values_t = crate::serve::groups::DEFAULT_TOP_BY, requires = "metrics")]

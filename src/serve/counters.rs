@@ -180,6 +180,18 @@ pub fn totals(o: &mut Out, t: &Totals) {
             fam,
         );
     }
+    if let Some(h) = &t.futex_wait_hist {
+        let m = super::histogram::SetHist::default();
+        m.set(h);
+        // Not `futex_wait`: ttop_futex_wait_seconds is already the family of the
+        // counter ttop_futex_wait_seconds_total, and one name cannot hold two families.
+        o.reg.register_with_unit(
+            "futex_wait_duration",
+            "Futex waits that slept, by time asleep, power-of-two buckets",
+            Unit::Seconds,
+            m,
+        );
+    }
     o.counter(
         "dropped_events",
         "Events lost (a full kernel map, a lock wait nested too deep, a scheduler event not delivered)",

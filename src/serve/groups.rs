@@ -9,8 +9,10 @@
 //! group had no series of its own stays in `other`. The ranking is a decayed score
 //! (half-life HALF_LIFE frames) and a group only displaces the weakest named one when it
 //! scores REPLACE times more, at most once a frame, so groups do not flap in and out.
+//! `Ranked` is that scheme for any key; the cgroup counters (`cgroup_counters.rs`) use it
+//! too, keyed by cgroup path.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::Frame;
 
@@ -47,7 +49,15 @@ pub struct GroupCounts {
     pub procs: u64,
 }
 
-impl GroupCounts {
+/// Counts a ranked series holds: added interval by interval, scored by the user's keys.
+pub trait Counts: Default {
+    /// Add one interval's counts.
+    fn add(&mut self, d: &Self);
+    /// The score an interval adds under the ranking `by`.
+    fn key(&self, by: &[TopBy]) -> f64;
+}
+
+impl Counts for GroupCounts {
     fn add(&mut self, d: &GroupCounts) {
         self.cpu_s += d.cpu_s;
         self.runq_wait_s += d.runq_wait_s;
@@ -67,72 +77,72 @@ impl GroupCounts {
     }
 }
 
-/// The groups with a series, and `other`.
+/// The keys with a series of their own, and `other`.
 #[derive(Debug, Clone)]
-pub struct Groups {
+pub struct Ranked<C> {
     n: usize,
     by: Vec<TopBy>,
-    pub named: BTreeMap<String, GroupCounts>,
-    pub other: GroupCounts,
+    pub named: BTreeMap<String, C>,
+    pub other: C,
     score: HashMap<String, f64>,
 }
+
+/// The processes grouped by command name.
+pub type Groups = Ranked<GroupCounts>;
 
 /// A process's group name: its comm, "?" when empty (empty is `other`'s label).
 pub fn group_of(comm: &str) -> &str {
     if comm.is_empty() { "?" } else { comm }
 }
 
-impl Groups {
-    pub fn new(n: usize, by: &[TopBy]) -> Groups {
+impl<C: Counts> Ranked<C> {
+    pub fn new(n: usize, by: &[TopBy]) -> Ranked<C> {
         let by = if by.is_empty() {
             DEFAULT_TOP_BY.to_vec()
         } else {
             by.to_vec()
         };
-        Groups {
+        Ranked {
             n: n.max(1),
             by,
             named: BTreeMap::new(),
-            other: GroupCounts::default(),
+            other: C::default(),
             score: HashMap::new(),
         }
     }
 
-    /// Add the interval `f`, then re-rank.
-    pub fn add(&mut self, f: &Frame) {
-        let iv = f.interval_s;
-        let mut now: HashMap<&str, GroupCounts> = HashMap::new();
-        for p in &f.procs {
-            let e = now.entry(group_of(&p.comm)).or_default();
-            let cpu = p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0);
-            e.cpu_s += cpu / 100.0 * iv;
-            e.runq_wait_s += p.runq_wait_ms.unwrap_or(0.0) / 1e3;
-            e.threads_created += p.threads_created.unwrap_or(0);
-            e.futex_wait_s += p.futex_wait_ms.get().unwrap_or(0.0) / 1e3;
-            e.procs += 1;
-        }
+    /// Add one interval's counts by key, then re-rank. A key without a series of its own
+    /// adds to `other` when `to_other` says so (it always scores).
+    pub fn count<'a>(
+        &mut self,
+        now: impl IntoIterator<Item = (&'a str, &'a C)>,
+        to_other: impl Fn(&str, &BTreeMap<String, C>) -> bool,
+    ) where
+        C: 'a,
+    {
         let decay = 0.5f64.powf(1.0 / HALF_LIFE);
         self.score.values_mut().for_each(|s| *s *= decay);
-        for (name, d) in &now {
+        let mut seen = HashSet::new();
+        for (name, d) in now {
             *self.score.entry(name.to_string()).or_default() += d.key(&self.by);
-            match self.named.get_mut(*name) {
-                Some(g) => g.add(d),
-                None => self.other.add(d),
+            seen.insert(name);
+            if let Some(g) = self.named.get_mut(name) {
+                g.add(d);
+            } else if to_other(name, &self.named) {
+                self.other.add(d);
             }
         }
-        self.rerank();
-        // Levels after the re-rank, so a group promoted or demoted now is counted where
-        // its series is.
-        self.other.procs = f.procs.len() as u64;
-        for (name, g) in self.named.iter_mut() {
-            g.procs = now.get(name.as_str()).map_or(0, |d| d.procs);
-            self.other.procs -= g.procs;
-        }
+        self.rerank(&seen);
     }
 
-    fn rerank(&mut self) {
+    /// Promote the best scored into free places, and one newcomer over the weakest. A
+    /// key `seen` in this interval stays a candidate at a score of 0, so a free place
+    /// goes to an idle key too (a cgroup frozen when serve starts has its series before
+    /// it runs).
+    fn rerank(&mut self, seen: &HashSet<&str>) {
         let named = &self.named;
-        self.score.retain(|k, s| *s > 1e-9 || named.contains_key(k));
+        self.score
+            .retain(|k, s| *s > 1e-9 || named.contains_key(k) || seen.contains(k.as_str()));
         if self.score.len() > MAX_SCORED {
             let mut v: Vec<f64> = self.score.values().copied().collect();
             v.sort_by(|a, b| b.total_cmp(a));
@@ -169,7 +179,32 @@ impl Groups {
             self.named.remove(&w);
         }
         for k in promote {
-            self.named.insert(k, GroupCounts::default());
+            self.named.insert(k, C::default());
+        }
+    }
+}
+
+impl Groups {
+    /// Add the interval `f`, then re-rank.
+    pub fn add(&mut self, f: &Frame) {
+        let iv = f.interval_s;
+        let mut now: HashMap<&str, GroupCounts> = HashMap::new();
+        for p in &f.procs {
+            let e = now.entry(group_of(&p.comm)).or_default();
+            let cpu = p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0);
+            e.cpu_s += cpu / 100.0 * iv;
+            e.runq_wait_s += p.runq_wait_ms.unwrap_or(0.0) / 1e3;
+            e.threads_created += p.threads_created.unwrap_or(0);
+            e.futex_wait_s += p.futex_wait_ms.get().unwrap_or(0.0) / 1e3;
+            e.procs += 1;
+        }
+        self.count(now.iter().map(|(k, v)| (*k, v)), |_, _| true);
+        // Levels after the re-rank, so a group promoted or demoted now is counted where
+        // its series is.
+        self.other.procs = f.procs.len() as u64;
+        for (name, g) in self.named.iter_mut() {
+            g.procs = now.get(name.as_str()).map_or(0, |d| d.procs);
+            self.other.procs -= g.procs;
         }
     }
 }

@@ -6,6 +6,7 @@
 //! never a mix, and a scrape never blocks the collector. The HTTP side (`http`) is std
 //! sockets on threads of their own, bounded in number, size and time.
 
+pub mod cgroup_counters;
 mod cgroup_metrics;
 pub mod counters;
 pub mod findings;

@@ -67,18 +67,20 @@ pub struct Totals {
     pub sched_wakeups: Option<u64>,
     /// Scheduling latency per CPU, summed.
     pub latency: BTreeMap<u32, super::histogram::LatHist>,
+    /// Futex waits that slept, by duration (None: not measured).
+    pub futex_wait_hist: Option<super::histogram::LatHist>,
     pub drops: u64,
     pub sched_gaps: u64,
     pub stacks_unstored: u64,
 }
 
-fn add(acc: &mut Option<u64>, v: Option<u64>) {
+pub(super) fn add(acc: &mut Option<u64>, v: Option<u64>) {
     if let Some(v) = v {
         *acc = Some(acc.unwrap_or(0) + v);
     }
 }
 
-fn addf(acc: &mut Option<f64>, v: Option<f64>) {
+pub(super) fn addf(acc: &mut Option<f64>, v: Option<f64>) {
     if let Some(v) = v.filter(|v| v.is_finite()) {
         *acc = Some(acc.unwrap_or(0.0) + v);
     }
@@ -175,6 +177,17 @@ impl Totals {
                     .or_default()
                     .add(&c.hist, c.sum_ns);
             }
+        }
+        let c = &f.contention;
+        if !c.futex_wait_hist.is_empty() {
+            self.futex_wait_hist
+                .get_or_insert_default()
+                .add_log2(&c.futex_wait_hist, c.futex_wait_hist_ns);
+        } else if c.contention_measured.futex {
+            // Measured, nothing yet (the first interval): the series starts at 0.
+            self.futex_wait_hist
+                .get_or_insert_default()
+                .add_log2(&[], 0);
         }
         self.drops += f.drops;
         self.sched_gaps += f.drops_by_map.sched_gaps;

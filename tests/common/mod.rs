@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 pub mod bpftrace;
 pub mod cgroup;
 pub mod profile;
+pub mod scrape;
 pub mod screen;
 pub mod stream;
 pub mod vm;

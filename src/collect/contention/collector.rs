@@ -14,7 +14,8 @@ use crate::collect::bpf::map_read;
 use crate::collect::stacks::symbols::Symbolizer;
 use crate::collect::stacks::unwind::DwarfUnwinder;
 use crate::model::contention::{
-    ContentionDrops, ContentionSample, KernelStacks, LockSample, MmapSample, StackMapFill,
+    ContentionDrops, ContentionSample, FUTEX_HIST_SLOTS, KernelStacks, LockSample, MmapSample,
+    StackMapFill,
 };
 use crate::model::features::Feature;
 
@@ -112,6 +113,28 @@ impl ContentionCollector {
             .data_data
             .as_deref_mut()
             .expect(".data is mmapped")
+    }
+
+    /// The futex wait histogram summed over CPUs, and its total ns (empty if unread).
+    fn futex_wait_hist(&self) -> (Vec<u64>, u64) {
+        const _: () =
+            assert!(std::mem::size_of::<types::ttop_futex_hist>() == (FUTEX_HIST_SLOTS + 1) * 8);
+        let Ok(Some(per_cpu)) = self
+            .skel
+            .maps
+            .futex_hist
+            .lookup_percpu(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)
+        else {
+            return (Vec::new(), 0);
+        };
+        let mut slots = vec![0u64; FUTEX_HIST_SLOTS + 1];
+        for cpu in &per_cpu {
+            for (acc, c) in slots.iter_mut().zip(cpu.chunks_exact(8)) {
+                *acc += u64::from_ne_bytes(c.try_into().unwrap_or([0; 8]));
+            }
+        }
+        let ns = slots.pop().unwrap_or(0);
+        (slots, ns)
     }
 
     fn bss(&mut self) -> &mut types::bss {
@@ -373,6 +396,9 @@ impl ContentionCollector {
         out.stack_maps = self.free_stack_ids(&live);
         out.user_frames = self.syms.frames;
 
+        if out.futex_ok {
+            (out.futex_wait_hist, out.futex_wait_hist_ns) = self.futex_wait_hist();
+        }
         let unnamed_kstacks = self.unnamed_kstacks;
         let bss = self.bss();
         out.user_frames.walks = bss.ustack_stats[0];

@@ -162,6 +162,12 @@ pub struct ContentionFrame {
     /// Every lock's contention summed by type (not cut to MAX_ROWS): what counters add.
     #[serde(skip)]
     pub lock_types: Vec<super::lock_types::LockTypeTotal>,
+    /// Futex waits that slept in the interval by duration (the Sample's log2 slots) and
+    /// their total ns: what the metrics' histogram adds. Empty where not measured.
+    #[serde(skip)]
+    pub futex_wait_hist: Vec<u64>,
+    #[serde(skip)]
+    pub futex_wait_hist_ns: u64,
 }
 
 /// Which contention probe groups ran this interval.
@@ -372,6 +378,25 @@ pub fn derive_contention(
         stack_maps: stack_maps(prev, cur),
         contention_measured: measured,
         lock_types: super::lock_types::lock_types(prev, cur),
+        futex_wait_hist: futex_wait_hist(prev, cur),
+        futex_wait_hist_ns: prev.map_or(0, |p| delta(p.futex_wait_hist_ns, cur.futex_wait_hist_ns)),
+    }
+}
+
+/// The interval's futex wait histogram: empty unless both samples have one.
+fn futex_wait_hist(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Vec<u64> {
+    match prev {
+        Some(p)
+            if !p.futex_wait_hist.is_empty()
+                && p.futex_wait_hist.len() == cur.futex_wait_hist.len() =>
+        {
+            p.futex_wait_hist
+                .iter()
+                .zip(&cur.futex_wait_hist)
+                .map(|(a, b)| delta(*a, *b))
+                .collect()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -231,6 +231,13 @@ pub struct ContentionSample {
     /// How full the stack maps are (empty in recordings made before it existed).
     #[serde(default)]
     pub stack_maps: Vec<StackMapFill>,
+    /// Futex waits that slept, by duration since the probes loaded, summed over CPUs:
+    /// slot k counts waits of 2^k to 2^(k+1) ns (FUTEX_HIST_SLOTS, the last one
+    /// everything longer), and their total ns. Empty in recordings made before it.
+    #[serde(default)]
+    pub futex_wait_hist: Vec<u64>,
+    #[serde(default)]
+    pub futex_wait_hist_ns: u64,
     /// Which probes run (false: this kernel lacks them; Mode.problems says why).
     pub futex_ok: bool,
     /// Every futex call was hooked: calls, EAGAINs and wake calls were counted. false:
@@ -241,6 +248,9 @@ pub struct ContentionSample {
     pub locks_ok: bool,
     pub mmap_ok: bool,
 }
+
+/// Slots of the futex wait histogram (TTOP_FUTEX_HIST_SLOTS in bpf/ttop.h).
+pub const FUTEX_HIST_SLOTS: usize = 40;
 
 fn yes() -> bool {
     true
@@ -495,6 +505,9 @@ pub fn fixture(secs: u64) -> ContentionSample {
             ..Default::default()
         },
         stack_maps: Vec::new(),
+        // No wait histogram: the tests of the metrics histogram give their own.
+        futex_wait_hist: Vec::new(),
+        futex_wait_hist_ns: 0,
         futex_ok: true,
         futex_calls_ok: true,
         locks_ok: true,
