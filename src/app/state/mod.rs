@@ -107,6 +107,9 @@ pub struct App {
     pub tree: bool,
     /// Kernel threads are left out of the process table (K).
     pub hide_kernel: bool,
+    /// The tree shows each process's threads under it (H; htop shows them unless its H
+    /// hides them, ttop the other way round).
+    pub show_threads: bool,
     /// Process table columns turned off in the column chooser (c), and its cursor when open.
     pub hidden_cols: Vec<super::proc_fields::ProcField>,
     pub col_chooser: Option<usize>,
@@ -165,6 +168,7 @@ impl App {
             act_result: None,
             tree: false,
             hide_kernel: false,
+            show_threads: false,
             hidden_cols: Vec::new(),
             col_chooser: None,
             sort_by_default: false,
