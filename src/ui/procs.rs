@@ -8,10 +8,10 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
-use super::fmt;
 use super::theme::Theme;
+use super::{Mapped, fmt};
 use crate::app::App;
-use crate::app::mouse::{HeaderCell, TableGeom};
+use crate::app::mouse::{HeaderCell, SortKey, TableGeom, TableKind};
 use crate::app::sort::ProcSort;
 use crate::app::state::matches_text;
 use crate::app::thread_rows::{PER_THREAD, as_proc};
@@ -69,13 +69,7 @@ fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, at: At, cmd: bool) -> V
 
 /// Draw the table; what it returns is where its header cells and rows went (the mouse's
 /// map of it).
-pub fn render(
-    f: &mut TermFrame,
-    area: Rect,
-    app: &App,
-    fr: &Frame,
-    th: &Theme,
-) -> Option<TableGeom> {
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) -> Mapped {
     if area.height < 3 {
         return None;
     }
@@ -208,21 +202,18 @@ pub fn render(
     };
     f.render_widget(table, head);
     let spans = column_spans(&widths, inner.width);
-    let sorts = cols.iter().map(|c| c.sort.map(|_| c.id)).chain([None]);
+    let sorts = (cols.iter())
+        .map(|c| c.sort.map(|_| SortKey::Proc(c.id)))
+        .chain([None]);
     let geom = TableGeom {
+        kind: TableKind::Procs,
         x: inner.x,
         width: inner.width,
         header_y: inner.y,
         body_y: inner.y + 1,
         rows: (win.rows.len() as u16).min(inner.height.saturating_sub(1)),
         first: win.first,
-        header: (spans.iter().zip(sorts))
-            .map(|(&(x, w), sort)| HeaderCell {
-                x0: inner.x + x,
-                x1: inner.x + x + w,
-                sort,
-            })
-            .collect(),
+        header: header_cells(inner.x, &spans, sorts),
     };
     if inner.height < 2 {
         return Some(geom);
@@ -287,7 +278,7 @@ fn row_style(p: &ProcFrame, selected: bool, worst: f64, th: &Theme) -> Style {
 
 /// Each column's (x offset, width) in a table `width` wide, as ratatui's Table lays
 /// them out (no selection column, spacing 1, `Flex::Start`).
-fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
+pub(super) fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
     let [_, cols] = Layout::horizontal([Constraint::Length(0), Constraint::Fill(0)])
         .areas(Rect::new(0, 0, width, 1));
     Layout::horizontal(widths.iter().copied())
@@ -296,6 +287,22 @@ fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
         .split(cols)
         .iter()
         .map(|r| (r.x, r.width))
+        .collect()
+}
+
+/// The mouse's map of a header row drawn from screen column `x`: each column's span
+/// (`column_spans`) with the sort a click on it picks.
+pub(super) fn header_cells(
+    x: u16,
+    spans: &[(u16, u16)],
+    sorts: impl Iterator<Item = Option<SortKey>>,
+) -> Vec<HeaderCell> {
+    (spans.iter().zip(sorts))
+        .map(|(&(cx, w), sort)| HeaderCell {
+            x0: x + cx,
+            x1: x + cx + w,
+            sort,
+        })
         .collect()
 }
 

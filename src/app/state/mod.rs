@@ -47,9 +47,11 @@ pub struct App {
     pub findings_scroll: u16,
     /// The terminal's size (columns, rows) at the last key: what the help's pages are.
     pub screen: (u16, u16),
-    /// Where the last render drew the process table (None: not on screen): what a
-    /// click hits, and the row the next render starts from (the table scrolls only as
-    /// far as the selection needs). The render hands it back and the event loop keeps it.
+    /// Where the last render drew the table the mouse acts on (the process table, the
+    /// futex or kernel-lock table, the cgroup tree; None: none on screen): what a click
+    /// hits, and for the process table the row the next render starts from (it scrolls
+    /// only as far as the selection needs). The render hands it back and the event loop
+    /// keeps it.
     pub proc_table: Option<super::mouse::TableGeom>,
     pub proc_sort: ProcSort,
     pub proc_reverse: bool,

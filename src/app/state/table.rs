@@ -53,7 +53,9 @@ impl App {
     pub fn proc_window<'a>(&self, f: &'a Frame, height: usize) -> ProcWindow<'a> {
         let at = (
             self.selected_pid,
-            self.proc_table.as_ref().map_or(0, |t| t.first),
+            (self.proc_table.as_ref())
+                .filter(|t| t.kind == crate::app::mouse::TableKind::Procs)
+                .map_or(0, |t| t.first),
         );
         if self.tree {
             return tree_window(self.tree_rows(f), at, height);
