@@ -12,6 +12,23 @@ use super::sort::ProcSort;
 /// Rows one wheel notch moves the selection (three arrow-key presses).
 pub const WHEEL_ROWS: usize = 3;
 
+/// What the mouse does, for the help screen (`?`) and the man page's KEYS: (what, what
+/// it does).
+pub const MOUSE_HELP: &[(&str, &str)] = &[
+    (
+        "click",
+        "on a column's title: sort by it (again: reverse), in the process, futex and kernel-lock tables; on a row: select it (a process, a thread in the tree with H, a cgroup)",
+    ),
+    (
+        "wheel",
+        "move the selection 3 rows a notch, wherever the pointer is (it scrolls the findings screen and turns the help's pages)",
+    ),
+    (
+        "Shift",
+        "hold it to select text with the mouse (ttop has the mouse otherwise, in most terminals)",
+    ),
+];
+
 /// A column a title click sorts by, in the table it belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
