@@ -53,21 +53,26 @@ pub fn threads_of(f: &Frame, key: ProcSort, reverse: bool) -> ThreadsOf<'_> {
         .flatten()
         .unwrap_or_else(|| ProcSort::Pid.field().sort.expect("PID sorts"));
     let desc = sort.descending != reverse;
+    // Each thread's key taken once (from its row as a process row, then dropped), not
+    // at every comparison.
+    let num = |t: &ThreadFrame| match sort.key {
+        Key::Num(n) => n(&as_proc(t)).unwrap_or(-1.0),
+        Key::Text(_) => 0.0,
+    };
+    let text = |t: &ThreadFrame| match sort.key {
+        Key::Text(k) => k(&as_proc(t)).to_string(),
+        Key::Num(_) => String::new(),
+    };
     for list in by_pid.values_mut() {
-        let mut keyed: Vec<(ProcFrame, &ThreadFrame)> =
-            list.iter().map(|t| (as_proc(t), *t)).collect();
-        keyed.sort_by(|(a, _), (b, _)| {
-            let o = match sort.key {
-                Key::Text(t) => t(a).cmp(t(b)),
-                Key::Num(n) => {
-                    let f = |x: Option<f64>| x.unwrap_or(-1.0);
-                    f(n(a)).partial_cmp(&f(n(b))).unwrap_or(Ordering::Equal)
-                }
-            }
-            .then(a.pid.cmp(&b.pid));
+        let mut keyed: Vec<(f64, String, u32, &ThreadFrame)> =
+            list.iter().map(|t| (num(t), text(t), t.tid, *t)).collect();
+        keyed.sort_by(|a, b| {
+            let o = (a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal))
+                .then_with(|| a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2));
             if desc { o.reverse() } else { o }
         });
-        *list = keyed.into_iter().map(|(_, t)| t).collect();
+        *list = keyed.into_iter().map(|k| k.3).collect();
     }
     by_pid
 }
