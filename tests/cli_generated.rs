@@ -1,6 +1,7 @@
 //! `ttop completions SHELL` and `ttop man` come from the clap definitions: the bash
 //! script parses (`bash -n`), every subcommand and its flags are offered, and the man
-//! page has a section for each subcommand. Also: record takes --comm as live mode does.
+//! page has a section for each subcommand and says what the keys and the mouse do.
+//! Also: record takes --comm as live mode does.
 
 mod common;
 
@@ -97,6 +98,15 @@ fn man_page_covers_every_subcommand() {
     assert!(man.contains("\\fB--keep\\fR \\fIAGE\\fR"));
     // A flag takes no value in the page.
     assert!(man.contains("\\fB--no-bpf\\fR\n"));
+    // The keys, then the mouse: what a click and the wheel do, and Shift to select text.
+    let keys = man.find(".SH KEYS").expect("a KEYS section");
+    let mouse = man
+        .find("The mouse, live and in replay")
+        .expect("the mouse");
+    assert!(keys < mouse && mouse < man.find(".SH ENVIRONMENT").unwrap());
+    for what in ["\\fBclick\\fR", "\\fBwheel\\fR", "\\fBShift\\fR"] {
+        assert!(man[mouse..].contains(what), "no {what} in the mouse's part");
+    }
 }
 
 #[test]

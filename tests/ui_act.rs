@@ -252,13 +252,19 @@ fn json_rows_carry_the_parent_pid() {
     assert!(kthreads > 0, "no kernel thread has ppid 2");
 }
 
-/// `t` draws the table as a tree under systemd, `K` leaves the kernel worker out.
-#[test]
-fn tree_and_hidden_kernel_threads_at_120x30() {
+/// An App showing the incident fixture's second frame.
+fn incident_app() -> App {
     let mut app = App::new();
     let sys = fixtures::system();
     let (a, b) = (fixtures::incident(1, true), fixtures::incident(2, true));
     app.push_frame(derive(&sys, Some(&a), &b));
+    app
+}
+
+/// `t` draws the table as a tree under systemd, `K` leaves the kernel worker out.
+#[test]
+fn tree_and_hidden_kernel_threads_at_120x30() {
+    let mut app = incident_app();
     app.handle(Action::Tree);
     app.handle(Action::HideKernel);
     let text = screen(&app, 120, 30);
@@ -268,4 +274,34 @@ fn tree_and_hidden_kernel_threads_at_120x30() {
     });
     app.handle(Action::HideKernel);
     assert!(screen(&app, 120, 30).contains("kworker"));
+}
+
+/// `H` lists each process's threads under it in the tree (and turns the tree on), with
+/// the columns a thread has its own figure for (TID, name, state, CPU, run-queue wait)
+/// and the others blank; a thread row selected acts on its process.
+#[test]
+fn threads_under_their_process_at_120x40() {
+    let mut app = incident_app();
+    app.handle(Action::SortBy(ttop::app::sort::ProcSort::Pid));
+    app.handle(Action::HideKernel);
+    let flat = screen(&app, 120, 40);
+    app.handle(Action::ShowThreads);
+    assert!(app.tree && app.show_threads && app.settings_touched);
+    let text = screen(&app, 120, 40);
+    assert_ne!(text, flat);
+    assert!(text.contains("with 56 threads (t, H)"), "{text}");
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!("procs_tree_threads_120x40", text);
+    });
+    // node_exporter (912) is systemd's first child; its first worker is the next row.
+    for _ in 0..2 {
+        app.handle(Action::Down);
+    }
+    assert_eq!(app.selected_pid, Some(912 + 1001));
+    app.handle(Action::Open);
+    assert_eq!(app.thread_pid, Some(912));
+    app.handle(Action::Back);
+    app.handle(Action::ShowThreads);
+    assert!(app.tree && !app.show_threads);
+    assert!(!screen(&app, 120, 40).contains("node_exporter-w"));
 }

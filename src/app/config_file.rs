@@ -32,6 +32,9 @@ pub struct Settings {
     pub tree: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hide_kernel_threads: Option<bool>,
+    /// The tree shows each process's threads under it (H).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub show_threads: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hide_exited: Option<bool>,
     /// Seconds between frames, when `-d` is not given.
@@ -212,6 +215,7 @@ pub fn apply(s: &Settings, app: &mut App) {
     app.proc_reverse = s.reverse.unwrap_or(app.proc_reverse);
     app.tree = s.tree.unwrap_or(app.tree);
     app.hide_kernel = s.hide_kernel_threads.unwrap_or(app.hide_kernel);
+    app.show_threads = s.show_threads.unwrap_or(app.show_threads);
     app.hide_exited = s.hide_exited.unwrap_or(app.hide_exited);
     if let Some(cols) = &s.hidden_columns {
         app.hidden_cols = cols.iter().filter_map(|t| column_named(t)).collect();
@@ -232,6 +236,7 @@ pub fn capture(app: &App, was: &Settings) -> Settings {
         reverse: Some(app.proc_reverse),
         tree: Some(app.tree),
         hide_kernel_threads: Some(app.hide_kernel),
+        show_threads: Some(app.show_threads),
         hide_exited: Some(app.hide_exited),
         interval: was.interval,
         color: was.color,
@@ -266,14 +271,14 @@ mod tests {
     #[test]
     fn settings_round_trip_through_an_app() {
         let s = parse(
-            "view = \"locks\"\nsort = \"rss\"\ntree = true\ninterval = 2.5\nhidden_columns = [\"time+\", \"USER\"]\n",
+            "view = \"locks\"\nsort = \"rss\"\ntree = true\nshow_threads = true\ninterval = 2.5\nhidden_columns = [\"time+\", \"USER\"]\n",
         )
         .unwrap();
         let mut app = App::new();
         apply(&s, &mut app);
         assert_eq!(
-            (app.view, app.proc_sort, app.tree),
-            (View::Locks, ProcSort::Rss, true)
+            (app.view, app.proc_sort, app.tree, app.show_threads),
+            (View::Locks, ProcSort::Rss, true, true)
         );
         assert_eq!(app.hidden_cols, [ProcField::CpuTime, ProcField::User]);
         let back = capture(&app, &s);

@@ -147,6 +147,20 @@ impl ContentionView {
         true
     }
 
+    /// A click on a column's title: sort by it, or reverse the sort it already has.
+    pub fn sort_by(&mut self, k: crate::app::mouse::SortKey) {
+        use crate::app::mouse::SortKey;
+        fn pick<T: PartialEq>(cur: &mut T, rev: &mut bool, k: T) {
+            *rev = *cur == k && !*rev;
+            *cur = k;
+        }
+        match k {
+            SortKey::Futex(k) => pick(&mut self.futex_sort, &mut self.futex_reverse, k),
+            SortKey::Lock(k) => pick(&mut self.lock_sort, &mut self.lock_reverse, k),
+            SortKey::Proc(_) => {}
+        }
+    }
+
     /// Futex words in display order (biggest first unless reversed).
     pub fn futexes<'a>(&self, f: &'a Frame) -> Vec<&'a FutexFrame> {
         let mut rows: Vec<&FutexFrame> = f.contention.futexes.iter().collect();

@@ -70,6 +70,8 @@ pub enum Action {
     Tree,
     /// Hide / show kernel threads.
     HideKernel,
+    /// Show / hide each process's threads under it in the tree.
+    ShowThreads,
 }
 
 /// A key as written in the table.
@@ -132,6 +134,7 @@ pub const KEYMAP: &[Binding] = &[
     Binding { keys: &[Key::Char('c')], action: Action::Columns, label: "c", help: "choose the process table's columns (↑/↓, space turns one on or off, Esc closes)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('x')], action: Action::HideExited, label: "x", help: "hide / show the rows of processes that exited (during the interval, or watched ones that went)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('t'), Key::Code(K::F(5))], action: Action::Tree, label: "t/F5", help: "tree: each process under its parent (again: flat)", footer: None, views: Some(&[View::Main]) },
+    Binding { keys: &[Key::Char('H')], action: Action::ShowThreads, label: "H", help: "show / hide each process's threads under it in the tree (hidden at first; showing them turns the tree on)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Char('K')], action: Action::HideKernel, label: "K", help: "hide / show kernel threads (kthreadd's children)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::F(9))], action: Action::Kill, label: "F9", help: "send a signal to the selected process (←/→ choose, Enter, y confirms)", footer: None, views: Some(&[View::Main]) },
     Binding { keys: &[Key::Code(K::F(7)), Key::Char(']')], action: Action::NiceBy(-1), label: "F7/]", help: "nice -1 for every thread of the selected process: more CPU (confirmed; needs root)", footer: None, views: Some(&[View::Main]) },

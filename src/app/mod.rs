@@ -21,6 +21,7 @@ pub mod screen;
 pub mod sort;
 pub mod state;
 pub mod term_input;
+pub mod thread_rows;
 pub mod tree;
 pub mod view;
 

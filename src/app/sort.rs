@@ -8,6 +8,7 @@ use crate::model::frame::{Frame, ProcFrame};
 /// The process table's sort: one of the sortable fields of the field table.
 pub use super::proc_fields::ProcField as ProcSort;
 use super::proc_fields::{Key, Sort};
+use super::tree::Row;
 
 impl ProcSort {
     /// How it sorts (a field that does not sort orders by PID).
@@ -128,13 +129,15 @@ pub fn sorted_procs(frame: &Frame, key: ProcSort, reverse: bool) -> Vec<&ProcFra
 /// display order, found without sorting every row (a render formats only these).
 pub struct ProcWindow<'a> {
     /// The rows on screen, in display order.
-    pub rows: Vec<&'a ProcFrame>,
+    pub rows: Vec<Row<'a>>,
     /// Display index of `rows[0]`.
     pub first: usize,
     /// Display index of the selected row (0 when nothing, or a row not shown, is selected).
     pub selected: usize,
     /// Rows in the table (after narrowing).
     pub total: usize,
+    /// Of those, thread rows (the tree with `H`).
+    pub threads: usize,
     /// The largest scan miss among all of them.
     pub worst: f64,
     /// The tree's branches before each row's command (empty in the flat table).
@@ -219,10 +222,11 @@ pub fn proc_window<'a>(
         }
         let first = first_of(total);
         return ProcWindow {
-            rows: best.iter().skip(first).map(|k| k.row).collect(),
+            rows: best.iter().skip(first).map(|k| Row::Proc(k.row)).collect(),
             first,
             selected,
             total,
+            threads: 0,
             worst,
             prefix: Vec::new(),
         };
@@ -241,10 +245,11 @@ pub fn proc_window<'a>(
     }
     rest[..k].sort_unstable_by(&cmp);
     ProcWindow {
-        rows: rest[..k].iter().map(|k| k.row).collect(),
+        rows: rest[..k].iter().map(|k| Row::Proc(k.row)).collect(),
         first,
         selected,
         total: n,
+        threads: 0,
         worst,
         prefix: Vec::new(),
     }
@@ -338,8 +343,11 @@ mod tests {
                             top
                         };
                         let first = first.min(want.len().saturating_sub(h));
-                        let got: Vec<*const ProcFrame> =
-                            w.rows.iter().map(|r| *r as *const _).collect();
+                        let got: Vec<*const ProcFrame> = w
+                            .rows
+                            .iter()
+                            .map(|r| r.proc().unwrap() as *const _)
+                            .collect();
                         let exp: Vec<*const ProcFrame> = want
                             .iter()
                             .skip(first)

@@ -5,6 +5,7 @@
 use clap::{Arg, Command};
 
 use crate::app::keymap::{Binding, KEYMAP};
+use crate::app::mouse::MOUSE_HELP;
 use crate::app::replay_keys::REPLAY_KEYMAP;
 
 /// The environment ttop reads: what each variable changes. Every `TTOP_*` variable the
@@ -211,7 +212,7 @@ fn subcommands(cmd: &Command) -> String {
     out
 }
 
-/// The dashboard's keys, from the keymap table (the replay's own first).
+/// The dashboard's keys, from the keymap table (the replay's own after), and the mouse.
 fn keys() -> String {
     let mut out = String::from(
         ".SH KEYS\nIn the dashboard (? shows them too, for the view on screen). Keys \
@@ -233,6 +234,10 @@ fn keys() -> String {
     out.push_str(".PP\nWhile replaying a recording, also (before the keys above):\n");
     for b in REPLAY_KEYMAP {
         out.push_str(&row(b));
+    }
+    out.push_str(".PP\nThe mouse, live and in replay:\n");
+    for (what, help) in MOUSE_HELP {
+        out.push_str(&tp(&format!("\\fB{what}\\fR"), help));
     }
     out
 }

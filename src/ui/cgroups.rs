@@ -7,9 +7,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 
+use super::Mapped;
 use super::fmt;
 use super::theme::Theme;
 use crate::app::App;
+use crate::app::mouse::{TableGeom, TableKind};
 use crate::model::Frame;
 use crate::model::cgroup::{CgroupFrame, PressureFrame};
 use crate::model::findings::cgroup::{PRESSURE_FULL_PCT, THROTTLED_PCT};
@@ -160,14 +162,15 @@ fn detail(c: &CgroupFrame, fr: &Frame) -> Vec<Line<'static>> {
     ]
 }
 
-pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+/// Draw the view; what it returns is where the tree's rows went (a click selects one).
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) -> Mapped {
     if fr.cgroups.is_empty() {
         f.render_widget(
             Paragraph::new(" no cgroup v2 hierarchy is mounted (or this recording has none)")
                 .style(th.dim),
             area,
         );
-        return;
+        return None;
     }
     let secs = fr.interval_s.max(1e-9);
     let w = area.width;
@@ -223,6 +226,19 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         table,
         &mut state,
     );
+    // The rows drawn: under the block's border and the header, from the offset ratatui
+    // scrolled to so the selection shows.
+    let geom = TableGeom {
+        kind: TableKind::Cgroups,
+        x: table.x,
+        width: table.width,
+        header_y: table.y + 1,
+        body_y: table.y + 2,
+        rows: (fr.cgroups.len() - state.offset()).min(usize::from(table.height.saturating_sub(2)))
+            as u16,
+        first: state.offset(),
+        header: Vec::new(),
+    };
     f.render_widget(Paragraph::new(detail(&fr.cgroups[sel], fr)), info);
     let why = if fr.mode == "bpf" {
         ""
@@ -236,4 +252,5 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         )])),
         note,
     );
+    Some(geom)
 }

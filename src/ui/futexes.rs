@@ -7,6 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::Mapped;
 use super::fmt;
 use super::sorted_table::{Col, Table2};
 use super::theme::Theme;
@@ -199,7 +200,8 @@ pub const COLS: &[Col<FutexFrame, FutexSort>] = &[
     },
 ];
 
-pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+/// Draw the view; what it returns is where the table's titles went (see `ui::render_mapped`).
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) -> Mapped {
     let secs = fr.interval_s.max(1e-9);
     let [summary, table, hint] = Layout::vertical([
         Constraint::Length(1),
@@ -286,7 +288,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             th.normal
         }
     };
-    Table2 {
+    let geom = Table2 {
         cols: COLS,
         texts: vec![("CALLER", 8, &caller)],
         sort: v.futex_sort,
@@ -317,4 +319,5 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         ]);
         f.render_widget(Paragraph::new(line), hint);
     }
+    geom
 }

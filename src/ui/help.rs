@@ -1,4 +1,4 @@
-//! Help screen, generated from the keymap table, then what each column and word on the
+//! Help screen, generated from the keymap table and what the mouse does, then what each column and word on the
 //! screen means (from the tables' column definitions). One column when it fits, two
 //! when not, and pages when two do not hold it (↓/PgDn and ↑/PgUp turn them; any other
 //! key closes the screen).
@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::app::keymap::{Action, Binding, bindings_for};
+use crate::app::mouse::MOUSE_HELP;
 use crate::app::replay_keys::REPLAY_KEYMAP;
 use crate::app::{App, View};
 
@@ -26,6 +27,12 @@ fn entries(app: &App, th: &Theme) -> Vec<Line<'static>> {
                 Span::raw(b.help),
             ])
         });
+    let mouse = MOUSE_HELP.iter().map(|(what, help)| {
+        Line::from(vec![
+            Span::styled(format!("{what:<KEY_W$}"), th.title),
+            Span::raw(*help),
+        ])
+    });
     let words = columns(app).into_iter().map(|(name, help)| {
         Line::from(vec![
             Span::styled(format!("{name:<KEY_W$} "), th.header),
@@ -36,7 +43,10 @@ fn entries(app: &App, th: &Theme) -> Vec<Line<'static>> {
         "The columns and words on this screen:",
         th.title,
     ));
-    keys.chain(std::iter::once(head)).chain(words).collect()
+    (keys.chain(mouse))
+        .chain(std::iter::once(head))
+        .chain(words)
+        .collect()
 }
 
 /// What each column (and each word of the header and panels) on the screen of `app`

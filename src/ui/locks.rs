@@ -7,6 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::Mapped;
 use super::fmt;
 use super::futexes::dur_us;
 use super::sorted_table::{Col, Table2, TextCol};
@@ -147,7 +148,8 @@ pub const COLS: &[Col<LockFrame, LockSort>] = &[
     },
 ];
 
-pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
+/// Draw the view; what it returns is where the table's titles went (see `ui::render_mapped`).
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) -> Mapped {
     let secs = fr.interval_s.max(1e-9);
     let mm = &fr.contention.mmap_lock;
     let mm_h = if mm.is_empty() {
@@ -184,7 +186,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             th.normal
         }
     };
-    Table2 {
+    let geom = Table2 {
         cols: COLS,
         texts,
         sort: v.lock_sort,
@@ -228,6 +230,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         }
         f.render_widget(Paragraph::new(lines), mmap);
     }
+    geom
 }
 
 #[cfg(test)]

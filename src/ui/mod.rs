@@ -36,9 +36,14 @@ pub fn render(f: &mut TermFrame, app: &App) {
     render_mapped(f, app);
 }
 
-/// Draw the whole screen, and say where the process table went (None: not on screen;
-/// an overlay may cover it): the event loops keep it in `App::proc_table`, for the mouse
-/// and for the next render's scroll position.
+/// What a renderer of a table the mouse acts on hands back: where it drew it (None:
+/// not drawn).
+pub type Mapped = Option<TableGeom>;
+
+/// Draw the whole screen, and say where the table the mouse acts on went (the process
+/// table, the futex or kernel-lock table, the cgroup tree; None: none on screen, or an
+/// overlay covers it): the event loops keep it in `App::proc_table`, for the mouse and
+/// for the process table's next scroll position.
 pub fn render_mapped(f: &mut TermFrame, app: &App) -> Option<TableGeom> {
     let area = f.area();
     let th = Theme::new(app.color);
@@ -67,12 +72,12 @@ pub fn render_mapped(f: &mut TermFrame, app: &App) -> Option<TableGeom> {
     let mut table = None;
     match app.view {
         View::Main => table = render_main(f, body, app, frame, &th),
-        View::Futexes => futexes::render(f, body, app, frame, &th),
-        View::Locks => locks::render(f, body, app, frame, &th),
+        View::Futexes => table = futexes::render(f, body, app, frame, &th),
+        View::Locks => table = locks::render(f, body, app, frame, &th),
         View::Ipi => ipi::render(f, body, app, frame, &th),
         View::Latency => latency::render(f, body, app, frame, &th),
         View::Profile => profile::render(f, body, app, frame, &th),
-        View::Cgroups => cgroups::render(f, body, app, frame, &th),
+        View::Cgroups => table = cgroups::render(f, body, app, frame, &th),
         View::Time => time_split::render(f, body, app, frame, &th),
     }
     footer::render(f, foot, app, &th);

@@ -8,14 +8,16 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, Widget};
 
-use super::fmt;
 use super::theme::Theme;
+use super::{Mapped, fmt};
 use crate::app::App;
-use crate::app::mouse::{HeaderCell, TableGeom};
+use crate::app::mouse::{HeaderCell, SortKey, TableGeom, TableKind};
 use crate::app::sort::ProcSort;
 use crate::app::state::matches_text;
+use crate::app::thread_rows::{PER_THREAD, as_proc};
+use crate::app::tree::Row as TableRow;
 use crate::model::Frame;
-use crate::model::frame::ProcFrame;
+use crate::model::frame::{ProcFrame, ThreadFrame};
 
 /// A row is highlighted when the scan misses at least this many CPU percentage points
 /// (or any ghost thread ran).
@@ -67,13 +69,7 @@ fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, at: At, cmd: bool) -> V
 
 /// Draw the table; what it returns is where its header cells and rows went (the mouse's
 /// map of it).
-pub fn render(
-    f: &mut TermFrame,
-    area: Rect,
-    app: &App,
-    fr: &Frame,
-    th: &Theme,
-) -> Option<TableGeom> {
+pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) -> Mapped {
     if area.height < 3 {
         return None;
     }
@@ -90,9 +86,17 @@ pub fn render(
     let (sel, worst) = (win.selected, win.worst);
     // The body: each row's style and cell texts, in display order.
     let mut rows: Vec<(Style, Vec<String>)> = Vec::with_capacity(body_h);
-    for (i, p) in win.rows.iter().enumerate().map(|(i, p)| (win.first + i, p)) {
-        let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, at)).collect();
+    for (i, r) in win.rows.iter().enumerate().map(|(i, r)| (win.first + i, r)) {
         let branch = win.prefix.get(i - win.first).map_or("", String::as_str);
+        let selected = i == sel && win.total > 0;
+        let TableRow::Proc(p) = r else {
+            if let TableRow::Thread(t) = r {
+                let style = if selected { th.selected } else { th.thread };
+                rows.push((style, thread_cells(&cols, t, at, branch, show_cmd)));
+            }
+            continue;
+        };
+        let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, at)).collect();
         if show_cmd {
             let cmd: std::borrow::Cow<str> = if p.gone {
                 format!("exited this interval: {}", p.comm).into()
@@ -107,7 +111,7 @@ pub fn render(
         {
             cells[c] = format!("{branch}{}", cells[c]);
         }
-        rows.push((row_style(p, i == sel && win.total > 0, worst, th), cells));
+        rows.push((row_style(p, selected, worst, th), cells));
     }
     // Watched processes that exited: their last figures, and when. (Only with a filter,
     // and a filtered frame is small: looking a pid up among all rows is cheap.)
@@ -134,16 +138,19 @@ pub fn render(
     if show_cmd {
         widths.push(Constraint::Min(10));
     }
-    let shown = if win.total == fr.procs.len() {
+    let procs = win.total - win.threads;
+    let shown = if procs == fr.procs.len() {
         format!("{}", fr.procs.len())
     } else {
-        format!("{} of {}", win.total, fr.procs.len())
+        format!("{procs} of {}", fr.procs.len())
     };
     let mut title = format!(
         " Processes {shown}  sorted by {} {arrow} ",
         app.proc_sort.name()
     );
-    if app.tree {
+    if app.tree && app.show_threads {
+        title.push_str(&format!("as a tree with {} threads (t, H) ", win.threads));
+    } else if app.tree {
         title.push_str("as a tree (t) ");
     }
     if app.hide_kernel {
@@ -195,21 +202,18 @@ pub fn render(
     };
     f.render_widget(table, head);
     let spans = column_spans(&widths, inner.width);
-    let sorts = cols.iter().map(|c| c.sort.map(|_| c.id)).chain([None]);
+    let sorts = (cols.iter())
+        .map(|c| c.sort.map(|_| SortKey::Proc(c.id)))
+        .chain([None]);
     let geom = TableGeom {
+        kind: TableKind::Procs,
         x: inner.x,
         width: inner.width,
         header_y: inner.y,
         body_y: inner.y + 1,
         rows: (win.rows.len() as u16).min(inner.height.saturating_sub(1)),
         first: win.first,
-        header: (spans.iter().zip(sorts))
-            .map(|(&(x, w), sort)| HeaderCell {
-                x0: inner.x + x,
-                x1: inner.x + x + w,
-                sort,
-            })
-            .collect(),
+        header: header_cells(inner.x, &spans, sorts),
     };
     if inner.height < 2 {
         return Some(geom);
@@ -236,6 +240,26 @@ pub fn render(
     Some(geom)
 }
 
+/// The cells of a thread row of the tree (H): the columns a thread has its own figure
+/// for, from its row; the others blank (the figure is its process's, not 0); its name
+/// after the branches in the command column (else in COMM).
+fn thread_cells(cols: &[&Col], t: &ThreadFrame, at: At, branch: &str, cmd: bool) -> Vec<String> {
+    let p = as_proc(t);
+    let mut cells: Vec<String> = (cols.iter())
+        .map(|c| match PER_THREAD.contains(&c.id) {
+            true => (c.value)(&p, at),
+            false => String::new(),
+        })
+        .collect();
+    let name = format!("{branch}{}", fmt::inert(&t.comm));
+    if cmd {
+        cells.push(name);
+    } else if let Some(c) = cols.iter().position(|c| c.id == ProcField::Comm) {
+        cells[c] = name;
+    }
+    cells
+}
+
 /// How a process row is drawn: selected, the worst miss, any miss, exited, or plain.
 fn row_style(p: &ProcFrame, selected: bool, worst: f64, th: &Theme) -> Style {
     let missed = p.ghost_threads.unwrap_or(0) > 0 || p.miss() >= MISS_HIGHLIGHT;
@@ -254,7 +278,7 @@ fn row_style(p: &ProcFrame, selected: bool, worst: f64, th: &Theme) -> Style {
 
 /// Each column's (x offset, width) in a table `width` wide, as ratatui's Table lays
 /// them out (no selection column, spacing 1, `Flex::Start`).
-fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
+pub(super) fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
     let [_, cols] = Layout::horizontal([Constraint::Length(0), Constraint::Fill(0)])
         .areas(Rect::new(0, 0, width, 1));
     Layout::horizontal(widths.iter().copied())
@@ -263,6 +287,22 @@ fn column_spans(widths: &[Constraint], width: u16) -> Vec<(u16, u16)> {
         .split(cols)
         .iter()
         .map(|r| (r.x, r.width))
+        .collect()
+}
+
+/// The mouse's map of a header row drawn from screen column `x`: each column's span
+/// (`column_spans`) with the sort a click on it picks.
+pub(super) fn header_cells(
+    x: u16,
+    spans: &[(u16, u16)],
+    sorts: impl Iterator<Item = Option<SortKey>>,
+) -> Vec<HeaderCell> {
+    (spans.iter().zip(sorts))
+        .map(|(&(cx, w), sort)| HeaderCell {
+            x0: x + cx,
+            x1: x + cx + w,
+            sort,
+        })
         .collect()
 }
 

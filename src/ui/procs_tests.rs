@@ -37,7 +37,7 @@ fn reference(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
         .rows
         .iter()
         .enumerate()
-        .map(|(i, p)| (win.first + i, p))
+        .map(|(i, p)| (win.first + i, p.proc().expect("a flat table")))
         .map(|(i, p)| {
             let mut cells: Vec<Cell> = cols.iter().map(|c| Cell::from((c.value)(p, at))).collect();
             if show_cmd {

@@ -9,6 +9,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::theme::Theme;
+use crate::app::mouse::{SortKey, TableGeom, TableKind};
 
 /// One fixed-width column of rows of type R, sortable by S.
 pub struct Col<R, S> {
@@ -37,7 +38,8 @@ pub struct Table2<'a, R, S> {
     pub style: &'a dyn Fn(&R) -> Style,
 }
 
-impl<R, S: PartialEq + Copy> Table2<'_, R, S> {
+impl<R, S: PartialEq + Copy + Into<SortKey>> Table2<'_, R, S> {
+    /// Draw it; what it returns is where its header titles went (a click there sorts).
     pub fn render(
         &self,
         f: &mut TermFrame,
@@ -46,7 +48,7 @@ impl<R, S: PartialEq + Copy> Table2<'_, R, S> {
         rows: &[&R],
         secs: f64,
         th: &Theme,
-    ) {
+    ) -> Option<TableGeom> {
         let cols: Vec<&Col<R, S>> = self
             .cols
             .iter()
@@ -86,12 +88,29 @@ impl<R, S: PartialEq + Copy> Table2<'_, R, S> {
         let mut widths: Vec<Constraint> =
             cols.iter().map(|c| Constraint::Length(c.width)).collect();
         widths.extend(self.texts.iter().map(|t| Constraint::Min(t.1)));
-        let t = Table::new(body, widths).header(Row::new(header)).block(
-            Block::default()
-                .borders(Borders::TOP)
-                .title(Span::styled(self.title.as_str(), th.title)),
-        );
+        let t = Table::new(body, widths.clone())
+            .header(Row::new(header))
+            .block(
+                Block::default()
+                    .borders(Borders::TOP)
+                    .title(Span::styled(self.title.as_str(), th.title)),
+            );
         f.render_widget(t, area);
+        let geom = (area.height >= 2).then(|| {
+            let spans = super::procs::column_spans(&widths, area.width);
+            let sorts = (cols.iter().map(|c| c.sort.map(Into::into)))
+                .chain(self.texts.iter().map(|_| None));
+            TableGeom {
+                kind: TableKind::Sorted,
+                x: area.x,
+                width: area.width,
+                header_y: area.y + 1,
+                body_y: area.y + 2,
+                rows: 0,
+                first: 0,
+                header: super::procs::header_cells(area.x, &spans, sorts),
+            }
+        });
         if rows.is_empty() && area.height > 2 {
             let r = Rect {
                 y: area.y + 2,
@@ -103,5 +122,6 @@ impl<R, S: PartialEq + Copy> Table2<'_, R, S> {
                 r,
             );
         }
+        geom
     }
 }

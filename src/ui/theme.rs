@@ -16,6 +16,8 @@ pub struct Theme {
     pub selected: Style,
     pub truth: Style,
     pub scan: Style,
+    /// A thread row of the process tree (H), as htop draws them apart.
+    pub thread: Style,
 }
 
 impl Theme {
@@ -37,6 +39,7 @@ impl Theme {
                 selected: b.add_modifier(Modifier::REVERSED),
                 truth: b.fg(Color::Green),
                 scan: b.fg(Color::Magenta),
+                thread: b.fg(Color::Green),
             }
         } else {
             Self {
@@ -51,6 +54,7 @@ impl Theme {
                 selected: b.add_modifier(Modifier::REVERSED),
                 truth: b.add_modifier(Modifier::BOLD),
                 scan: b,
+                thread: b.add_modifier(Modifier::ITALIC),
             }
         }
     }

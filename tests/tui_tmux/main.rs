@@ -397,7 +397,7 @@ fn the_record_key_writes_files_replay_dir_plays() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The settings file: the dashboard opens as it says (the locks view, a tree), writes
+/// The settings file: the dashboard opens as it says (the locks view, a tree, threads), writes
 /// back what the user changed when it ends, and a file with an error is named with its
 /// line in the banner, not used, and left byte for byte as it was.
 #[test]
@@ -417,6 +417,9 @@ fn settings_file_opens_saves_and_survives_errors() {
     t.wait_for("sorted by RSS");
     t.keys(&["t"]);
     t.wait_for("as a tree");
+    // H: each process's threads under it (ttop's own collector thread among them).
+    t.keys(&["H"]);
+    t.wait_for("threads (t, H)");
     t.keys(&["q"]);
     t.wait_for("TTOP-EXITED 0");
     drop(t);
@@ -424,8 +427,8 @@ fn settings_file_opens_saves_and_survives_errors() {
     let s = ttop::app::config_file::parse(&saved).unwrap();
     assert_eq!(s.view.as_deref(), Some("overview"), "{saved}");
     assert_eq!(
-        (s.sort.as_deref(), s.tree),
-        (Some("RSS"), Some(true)),
+        (s.sort.as_deref(), s.tree, s.show_threads),
+        (Some("RSS"), Some(true), Some(true)),
         "{saved}"
     );
     // Started again, it opens as it was left.

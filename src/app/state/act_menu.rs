@@ -6,14 +6,11 @@ use crate::app::keymap::Action;
 
 impl App {
     /// The process an act applies to: the one whose threads are shown, else the
-    /// selected row. With its name.
+    /// selected row (a thread row's process). With its name.
     pub(in crate::app) fn act_target(&self) -> Option<(u32, String)> {
         let pid = match self.thread_pid {
             Some(p) => p,
-            None => {
-                let rows = self.rows();
-                *rows.get(self.selected_index(&rows))?
-            }
+            None => self.selected_process()?,
         };
         let comm = self
             .frame

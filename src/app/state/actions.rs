@@ -33,6 +33,7 @@ impl App {
             self.tree,
             self.hide_kernel,
             self.hide_exited,
+            self.show_threads,
         );
         self.handle_action(a);
         let after = (
@@ -42,6 +43,7 @@ impl App {
             self.tree,
             self.hide_kernel,
             self.hide_exited,
+            self.show_threads,
         );
         if after != before {
             self.settings_touched = true;
@@ -112,9 +114,8 @@ impl App {
                 self.help_page = 0;
             }
             Action::Open => {
-                let rows = self.rows();
-                if !rows.is_empty() {
-                    self.thread_pid = Some(rows[self.selected_index(&rows)]);
+                if let Some(pid) = self.selected_process() {
+                    self.thread_pid = Some(pid);
                 }
             }
             Action::Filter => self.prompt = Some(self.filter_text.clone().unwrap_or_default()),
@@ -131,9 +132,8 @@ impl App {
             Action::Back => self.thread_pid = None,
             Action::GoTo(v) => self.view = v,
             Action::ProfileOf => {
-                let rows = self.rows();
-                if !rows.is_empty() {
-                    self.profile.pid = Some(rows[self.selected_index(&rows)]);
+                if let Some(pid) = self.selected_process() {
+                    self.profile.pid = Some(pid);
                     self.profile.zoom.clear();
                     self.profile.sel.clear();
                     self.view = View::Profile;
@@ -161,6 +161,11 @@ impl App {
             Action::Kill | Action::NiceBy(_) | Action::Affinity => self.open_act(a),
             Action::Tree => self.tree = !self.tree,
             Action::HideKernel => self.hide_kernel = !self.hide_kernel,
+            // Threads are shown in the tree: showing them turns it on.
+            Action::ShowThreads => {
+                self.show_threads = !self.show_threads;
+                self.tree |= self.show_threads;
+            }
         }
         // The profile view samples stacks: ask the collector once, when it first opens
         // (a replay has no collector; its recording has stacks or it has not).

@@ -47,9 +47,11 @@ pub struct App {
     pub findings_scroll: u16,
     /// The terminal's size (columns, rows) at the last key: what the help's pages are.
     pub screen: (u16, u16),
-    /// Where the last render drew the process table (None: not on screen): what a
-    /// click hits, and the row the next render starts from (the table scrolls only as
-    /// far as the selection needs). The render hands it back and the event loop keeps it.
+    /// Where the last render drew the table the mouse acts on (the process table, the
+    /// futex or kernel-lock table, the cgroup tree; None: none on screen): what a click
+    /// hits, and for the process table the row the next render starts from (it scrolls
+    /// only as far as the selection needs). The render hands it back and the event loop
+    /// keeps it.
     pub proc_table: Option<super::mouse::TableGeom>,
     pub proc_sort: ProcSort,
     pub proc_reverse: bool,
@@ -107,6 +109,9 @@ pub struct App {
     pub tree: bool,
     /// Kernel threads are left out of the process table (K).
     pub hide_kernel: bool,
+    /// The tree shows each process's threads under it (H; htop shows them unless its H
+    /// hides them, ttop the other way round).
+    pub show_threads: bool,
     /// Process table columns turned off in the column chooser (c), and its cursor when open.
     pub hidden_cols: Vec<super::proc_fields::ProcField>,
     pub col_chooser: Option<usize>,
@@ -165,6 +170,7 @@ impl App {
             act_result: None,
             tree: false,
             hide_kernel: false,
+            show_threads: false,
             hidden_cols: Vec::new(),
             col_chooser: None,
             sort_by_default: false,

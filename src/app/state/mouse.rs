@@ -1,11 +1,12 @@
-//! What a mouse event does to the App: a header click sorts (again: reverses), a row
-//! click selects, the wheel moves the selection as the arrow keys do.
+//! What a mouse event does to the App: a header click sorts (again: reverses) the process
+//! table, the futex or the kernel-lock table; a row click selects a process or a cgroup;
+//! the wheel moves the selection as the arrow keys do.
 
 use crossterm::event::MouseEvent;
 
 use super::App;
 use crate::app::keymap::Action;
-use crate::app::mouse::{MouseAction, action};
+use crate::app::mouse::{MouseAction, SortKey, TableKind, action};
 
 impl App {
     /// A mouse event, mapped through the table the last render drew (see
@@ -23,10 +24,14 @@ impl App {
         };
         self.act_result = None;
         match a {
-            MouseAction::SortBy(k) => self.handle(Action::SortBy(k)),
-            MouseAction::Select(i) => match self.rows().get(i) {
-                Some(&pid) => self.selected_pid = Some(pid),
-                None => return false,
+            MouseAction::SortBy(SortKey::Proc(k)) => self.handle(Action::SortBy(k)),
+            MouseAction::SortBy(k) => self.contention.sort_by(k),
+            MouseAction::Select(i) => match table.map(|t| t.kind) {
+                Some(TableKind::Cgroups) => self.cgroups.sel = i,
+                _ => match self.rows().get(i) {
+                    Some(&pid) => self.selected_pid = Some(pid),
+                    None => return false,
+                },
             },
             MouseAction::Scroll(n) => {
                 let step = if n < 0 { Action::Up } else { Action::Down };

@@ -7,6 +7,7 @@ use ratatui::backend::TestBackend;
 
 use super::*;
 use crate::app::sort::ProcSort;
+use crate::app::state::View;
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
 
@@ -167,4 +168,79 @@ fn no_table_no_click() {
     // Above the table (the panels over it).
     app.prompt = None;
     assert!(!app.mouse(&click(x, 2)));
+}
+
+#[test]
+fn the_futex_and_lock_tables_sort_by_a_title_click() {
+    use crate::app::contention_view::{FutexSort, LockSort};
+    let mut app = App::new();
+    app.push_frame(frame(5));
+    app.view = View::Futexes;
+    let s = draw(&mut app);
+    let (x, y) = find(&s, "WAIT/s");
+    assert!(app.mouse(&click(x + 1, y)));
+    let v = app.contention;
+    assert_eq!((v.futex_sort, v.futex_reverse), (FutexSort::Wait, false));
+    let s = draw(&mut app);
+    assert!(
+        s[usize::from(y)].contains("WAIT/s▼"),
+        "{}",
+        s[usize::from(y)]
+    );
+    assert!(app.mouse(&click(x, y)));
+    assert!(app.contention.futex_reverse);
+    // A title that does not sort (CALLER), and the rows (none selectable): nothing.
+    let (x, y) = find(&s, "CALLER");
+    assert!(!app.mouse(&click(x, y)));
+    assert!(!app.mouse(&click(x, y + 1)));
+    // The process table's sort is its own.
+    assert_eq!(app.proc_sort, ProcSort::CpuTrue);
+
+    app.view = View::Locks;
+    let s = draw(&mut app);
+    let (x, y) = find(&s, "MAX");
+    assert!(app.mouse(&click(x, y)));
+    let v = app.contention;
+    assert_eq!((v.lock_sort, v.lock_reverse), (LockSort::Max, false));
+    assert_eq!(v.futex_sort, FutexSort::Wait);
+}
+
+#[test]
+fn a_click_selects_a_cgroup_and_the_wheel_moves_it() {
+    use crate::model::cgroup::CgroupFrame;
+    let mut f = frame(5);
+    f.cgroups = (0..30)
+        .map(|i| CgroupFrame {
+            path: format!("/svc{i:02}.service"),
+            name: format!("svc{i:02}"),
+            ..Default::default()
+        })
+        .collect();
+    let mut app = App::new();
+    app.push_frame(f);
+    app.view = View::Cgroups;
+    let s = draw(&mut app);
+    let (x, y) = find(&s, "svc03");
+    assert!(app.mouse(&click(x, y)));
+    assert_eq!(app.cgroups.sel, 3);
+    let s = draw(&mut app);
+    assert!(s.iter().any(|l| l.contains("svc03")));
+    let wheel = MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: 0,
+        row: 0,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(app.mouse(&wheel));
+    assert_eq!(app.cgroups.sel, 6);
+    // Scrolled down to the last: a click picks the row drawn there, not from the top.
+    app.cgroups.sel = 29;
+    let s = draw(&mut app);
+    let t = app.proc_table.clone().unwrap();
+    assert!(t.first > 0, "scrolled: {t:?}");
+    let (x, y) = find(&s, &format!("svc{:02}", t.first + 1));
+    assert!(app.mouse(&click(x, y)));
+    assert_eq!(app.cgroups.sel, t.first + 1);
+    // Below the last row: nothing.
+    assert!(!app.mouse(&click(x, t.body_y + t.rows)));
 }
