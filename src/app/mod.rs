@@ -12,7 +12,6 @@ pub mod irq_view;
 pub mod keymap;
 pub mod mouse;
 pub mod player;
-pub mod proc_fields;
 pub mod profile_view;
 pub mod replay;
 pub mod replay_keys;

@@ -22,8 +22,23 @@ use crate::model::frame::ProcFrame;
 pub const MISS_HIGHLIGHT: f64 = 5.0;
 
 /// The process table's columns: the field table's.
-pub use crate::app::proc_fields::FIELDS as COLS;
-use crate::app::proc_fields::{At, Field as Col, ProcField};
+pub use crate::model::procs::fields::FIELDS as COLS;
+use crate::model::procs::fields::{At, Field as Col, ProcField, Value};
+
+/// A field's text in a row: its value as the screen writes it.
+pub fn text(c: &Col, p: &ProcFrame, at: At) -> String {
+    match (c.value)(p, at) {
+        Value::Missing => "-".to_string(),
+        Value::Plain(s) => s,
+        Value::Name(s) => fmt::inert(s),
+        Value::Num(v, w) => fmt::num(v, w),
+        Value::Pct(v) => fmt::pct(v),
+        Value::Kb(v) => fmt::kb(v),
+        Value::Micros(v) => super::futexes::dur_us(v),
+        Value::TimePlus(v) => fmt::time_plus(v),
+        Value::Start { t, now } => fmt::start(t, now),
+    }
+}
 
 /// The columns a table `width` wide shows: those the width has room for and not turned
 /// off (`hidden`, the column chooser), and always the one it is sorted by (in place of
@@ -49,7 +64,7 @@ pub fn columns(width: u16, sort: ProcSort, hidden: &[ProcField]) -> Vec<&'static
 /// The cells of a watched process that exited, from its last row: its state X, and
 /// when it went (in the command column, else after its name).
 fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, at: At, cmd: bool) -> Vec<String> {
-    let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, at)).collect();
+    let mut cells: Vec<String> = cols.iter().map(|c| text(c, last, at)).collect();
     if let Some(i) = cols.iter().position(|c| c.id == ProcField::State) {
         cells[i] = "X".to_string();
     }
@@ -91,7 +106,7 @@ pub fn render(
     // The body: each row's style and cell texts, in display order.
     let mut rows: Vec<(Style, Vec<String>)> = Vec::with_capacity(body_h);
     for (i, p) in win.rows.iter().enumerate().map(|(i, p)| (win.first + i, p)) {
-        let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, at)).collect();
+        let mut cells: Vec<String> = cols.iter().map(|c| text(c, p, at)).collect();
         let branch = win.prefix.get(i - win.first).map_or("", String::as_str);
         if show_cmd {
             let cmd: std::borrow::Cow<str> = if p.gone {

@@ -108,7 +108,7 @@ pub struct App {
     /// Kernel threads are left out of the process table (K).
     pub hide_kernel: bool,
     /// Process table columns turned off in the column chooser (c), and its cursor when open.
-    pub hidden_cols: Vec<super::proc_fields::ProcField>,
+    pub hidden_cols: Vec<crate::model::procs::fields::ProcField>,
     pub col_chooser: Option<usize>,
     /// The sort was picked for the user (SCAN% without eBPF), not by them.
     pub sort_by_default: bool,
