@@ -13,6 +13,7 @@ pub mod keymap;
 pub mod mouse;
 pub mod player;
 pub mod profile_view;
+pub mod prompt_edit;
 pub mod replay;
 pub mod replay_keys;
 pub mod run;

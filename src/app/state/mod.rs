@@ -16,7 +16,6 @@ mod mouse;
 mod prompt;
 mod table;
 
-pub use prompt::edit_prompt;
 pub use table::matches_text;
 
 /// One point of the runnable history graph.
@@ -28,8 +27,6 @@ pub struct HistPoint {
 
 /// How many intervals of history the graph keeps.
 pub const HISTORY: usize = 600;
-/// Rows moved by PgUp/PgDn.
-pub const PAGE: usize = 10;
 
 pub struct App {
     /// The frame on screen (None until the first sample arrives).

@@ -8,6 +8,7 @@ pub mod everyday;
 pub mod fields;
 pub mod ghosts;
 pub mod prev_tasks;
+pub mod proc_frame;
 pub mod rows;
 pub mod threads;
 pub mod top_view;
