@@ -270,6 +270,7 @@ pub fn latency_frame(prev: Option<&Sample>, cur: &Sample) -> Option<LatencyFrame
 }
 
 /// A cumulative histogram built from latencies (fixtures and tests).
+#[cfg(any(test, feature = "fixtures"))]
 pub fn stats_of(id: u32, tgid: u32, lats_ns: &[u64], max_ts: u64) -> LatStats {
     let mut slots = vec![0u32; SLOTS];
     for &l in lats_ns {
@@ -289,46 +290,6 @@ pub fn stats_of(id: u32, tgid: u32, lats_ns: &[u64], max_ts: u64) -> LatStats {
             .map(|(s, n)| (s as u16, *n))
             .collect(),
         ..Default::default()
-    }
-}
-
-/// Fixture: seed 000/002-style latencies, `secs` seconds in (cumulative), for screen
-/// snapshots. Each interval's worst wait ends 0.3 s before the sample.
-pub fn fixture_into(s: &mut Sample, secs: u64) {
-    let max_ts = s.mono_ns.saturating_sub(300_000_000);
-    let per_interval = |scale: u64, n: usize, worst: u64| -> Vec<u64> {
-        let mut v: Vec<u64> = (0..n as u64).map(|i| scale * (1 + i % 40)).collect();
-        v.push(worst);
-        v
-    };
-    let repeat = |v: Vec<u64>| -> Vec<u64> { (0..secs).flat_map(|_| v.clone()).collect() };
-    let mut cpus = Vec::new();
-    for cpu in 0..4u32 {
-        let v = repeat(per_interval(
-            5_000 + 2_000 * u64::from(cpu),
-            300,
-            4_000_000 + 500_000 * u64::from(cpu),
-        ));
-        cpus.push(stats_of(cpu, 0, &v, max_ts));
-    }
-    let mut threads = Vec::new();
-    let t = |tid: u32, tgid: u32, scale: u64, n: usize, worst: u64| {
-        stats_of(tid, tgid, &repeat(per_interval(scale, n, worst)), max_ts)
-    };
-    threads.push(t(4242, 4242, 20_000, 120, 48_000_000));
-    for i in 1..6u32 {
-        threads.push(t(
-            4242 + 1000 + i,
-            4242,
-            10_000 + 3_000 * u64::from(i),
-            200,
-            9_000_000 - 1_000_000 * u64::from(i),
-        ));
-    }
-    threads.push(t(1817, 1817, 4_000, 30, 1_200_000));
-    threads.push(t(912, 912, 2_000, 10, 300_000));
-    if let Some(b) = s.bpf.as_mut() {
-        b.latency = LatencySample { cpus, threads };
     }
 }
 
