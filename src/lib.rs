@@ -16,3 +16,6 @@ pub mod serve;
 pub mod stop;
 pub mod ui;
 pub mod util;
+
+#[cfg(test)]
+mod field_table_tests;

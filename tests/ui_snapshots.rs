@@ -178,7 +178,7 @@ fn sorted_by_scan_and_selection() {
 /// and the chooser marks it.
 #[test]
 fn column_chooser_turns_columns_off() {
-    use ttop::app::proc_fields::ProcField;
+    use ttop::model::procs::fields::ProcField;
     let mut app = incident_app(true, 3);
     app.hidden_cols = vec![ProcField::Threads];
     let (text, _) = screen(&app, 80, 24);

@@ -1,8 +1,8 @@
 //! The cgroup view's own state: which row of the tree is selected (the renderer keeps it
 //! on screen and marks it).
 
-use super::keymap::Action;
-use super::state::{PAGE, View};
+use super::keymap::{Action, PAGE};
+use super::view::View;
 
 #[derive(Debug, Clone, Default)]
 pub struct CgroupView {

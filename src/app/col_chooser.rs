@@ -5,8 +5,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::proc_fields::{FIELDS, ProcField};
 use super::state::App;
+use crate::model::procs::fields::{FIELDS, ProcField};
 
 /// Whether a column can be turned off (PID names the row).
 pub fn hideable(f: ProcField) -> bool {

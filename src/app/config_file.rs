@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::col_chooser::hideable;
-use super::proc_fields::{FIELDS, ProcField};
 use super::sort::ProcSort;
 use super::state::App;
 use super::view::View;
+use crate::model::procs::fields::{FIELDS, ProcField};
 
 /// The file's keys; each is optional (absent: the default).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -21,7 +21,7 @@ pub struct Settings {
     /// overview, futexes, locks, ipi, latency or profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub view: Option<String>,
-    /// A process table column by its sort name (app/proc_fields.rs): TRUE%, SCAN%, MISS,
+    /// A process table column by its sort name (model/procs/fields.rs): TRUE%, SCAN%, MISS,
     /// GHOST/s, NEW/s, EXIT/s, RQWAIT, THR, RSS, PID, COMM, USER, PR, NI, TIME+, START,
     /// VCSW/s, ICSW/s or MAJFLT/s.
     #[serde(skip_serializing_if = "Option::is_none")]

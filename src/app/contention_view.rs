@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::keymap::Action;
-use super::state::View;
+use super::view::View;
 use crate::model::Frame;
 use crate::model::contention::frame::{FutexFrame, LockFrame};
 

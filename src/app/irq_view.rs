@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use super::contention_view::next;
 use super::keymap::Action;
-use super::state::View;
+use super::view::View;
 use crate::model::Frame;
 use crate::model::irq::IpiSenderFrame;
 use crate::model::latency::LatThreadRow;

@@ -4,7 +4,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::sort::ProcSort;
-use super::state::View;
+use super::view::View;
+
+/// Rows moved by PgUp/PgDn.
+pub const PAGE: usize = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -32,7 +35,7 @@ pub enum Action {
     /// Sort the process table by this column.
     SortBy(ProcSort),
     /// A replay control (only while replaying; see `replay_keys`).
-    Replay(super::replay_keys::ReplayAction),
+    Replay(ReplayAction),
     /// Start / stop recording the session to a file (live only).
     ToggleRecord,
     /// Open the view with the evidence of the selected finding; again: the next one.
@@ -72,6 +75,22 @@ pub enum Action {
     HideKernel,
     /// Show / hide each process's threads under it in the tree.
     ShowThreads,
+}
+
+/// What a replay key asks the player to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayAction {
+    PlayPause,
+    /// Step this many frames (negative: back).
+    Step(i64),
+    /// Jump this many seconds of recorded time.
+    Jump(i64),
+    /// Open the "go to" prompt (clock time or offset).
+    GoTo,
+    Faster,
+    Slower,
+    /// Go to where the next (true) or previous finding starts.
+    Finding(bool),
 }
 
 /// A key as written in the table.

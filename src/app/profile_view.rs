@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::keymap::Action;
-use super::state::View;
+use super::view::View;
 use crate::model::Frame;
 use crate::model::profile::flame::{self, Cell, Node};
 
@@ -220,8 +220,8 @@ impl ProfileView {
             Action::Up | Action::Down | Action::Left | Action::Right if !self.table => self.step(a),
             Action::Up => self.table_sel = self.table_sel.saturating_sub(1),
             Action::Down => self.table_sel += 1,
-            Action::PageUp => self.table_sel = self.table_sel.saturating_sub(super::state::PAGE),
-            Action::PageDown => self.table_sel += super::state::PAGE,
+            Action::PageUp => self.table_sel = self.table_sel.saturating_sub(super::keymap::PAGE),
+            Action::PageDown => self.table_sel += super::keymap::PAGE,
             Action::Home => self.table_sel = 0,
             _ => return false,
         }
@@ -262,7 +262,7 @@ impl ProfileView {
 
     /// Keys while the search prompt is open; Enter applies it, Esc cancels.
     pub fn search_key(&mut self, k: &crossterm::event::KeyEvent) {
-        if let Some(text) = super::state::edit_prompt(&mut self.typing, k) {
+        if let Some(text) = super::prompt_edit::edit_prompt(&mut self.typing, k) {
             let t = text.trim().to_string();
             self.search = (!t.is_empty()).then_some(t);
             self.table_sel = 0;

@@ -8,9 +8,10 @@ use anyhow::anyhow;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 
 use super::App;
+use super::keymap::ReplayAction;
 use super::player::Player;
-use super::replay_keys::{ReplayAction, replay_action_for};
-use super::state::edit_prompt;
+use super::prompt_edit::edit_prompt;
+use super::replay_keys::replay_action_for;
 use super::term_input::{Input, TermInput};
 use crate::cli::{Cli, ReplayArgs};
 use crate::record::Series;

@@ -3,23 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::keymap::{Action, Binding, Key, matches};
-
-/// What a replay key asks the player to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplayAction {
-    PlayPause,
-    /// Step this many frames (negative: back).
-    Step(i64),
-    /// Jump this many seconds of recorded time.
-    Jump(i64),
-    /// Open the "go to" prompt (clock time or offset).
-    GoTo,
-    Faster,
-    Slower,
-    /// Go to where the next (true) or previous finding starts.
-    Finding(bool),
-}
+use super::keymap::{Action, Binding, Key, ReplayAction, matches};
 
 use Action::Replay as R;
 use ReplayAction as RA;

@@ -6,9 +6,9 @@ use std::cmp::Ordering;
 use crate::model::frame::{Frame, ProcFrame};
 
 /// The process table's sort: one of the sortable fields of the field table.
-pub use super::proc_fields::ProcField as ProcSort;
-use super::proc_fields::{Key, Sort};
 use super::tree::Row;
+pub use crate::model::procs::fields::ProcField as ProcSort;
+use crate::model::procs::fields::{Key, Sort};
 
 impl ProcSort {
     /// How it sorts (a field that does not sort orders by PID).

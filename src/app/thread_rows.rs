@@ -5,10 +5,10 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::proc_fields::{Key, ProcField};
 use super::sort::ProcSort;
 use crate::model::Frame;
 use crate::model::frame::{ProcFrame, ThreadFrame};
+use crate::model::procs::fields::{Key, ProcField};
 
 /// Each process's thread rows but the main thread's, by PID.
 pub type ThreadsOf<'a> = HashMap<u32, Vec<&'a ThreadFrame>>;

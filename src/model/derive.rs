@@ -218,9 +218,18 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         }),
         ..Default::default()
     };
-    super::contention::frame::derive_into(&mut frame, prev, cur);
+    // The contention tables, the per-process futex columns, and the contention events
+    // lost added to the Frame's total.
+    frame.contention = super::contention::frame::derive_contention(
+        prev.and_then(|p| p.contention.as_ref()),
+        cur.contention.as_ref(),
+        prev.is_some(),
+        &cur.procs,
+        &mut frame.procs,
+    );
+    frame.drops += frame.contention.contention_drops.events_lost();
     super::irq::derive_into(&mut frame, prev, cur);
-    super::latency::derive_into(&mut frame, prev, cur);
+    frame.latency = super::latency::latency_frame(prev, cur);
     super::cgroup::derive_into(&mut frame, prev, cur);
     if let Some(f) = &cur.filter {
         super::scope::scope_to_filter(&mut frame, &f.matched);

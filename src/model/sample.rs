@@ -278,7 +278,7 @@ pub struct BpfSample {
     pub runq_peak: u32,
     /// Scheduling latency histograms, per CPU and per thread.
     #[serde(default)]
-    pub latency: super::latency::LatencySample,
+    pub latency: super::latency::sample::LatencySample,
     /// Threads in an uninterruptible sleep at the read, longest first (at most
     /// BLOCKED_ROWS).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

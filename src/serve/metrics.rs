@@ -8,6 +8,7 @@ use prometheus_client::encoding::text::encode;
 
 use super::out::{Out, l};
 use crate::model::Frame;
+use crate::model::procs::fields::FIELDS;
 
 /// The OpenMetrics text of `f`'s gauges alone, with at most `top` processes and `top`
 /// futex words.
@@ -159,30 +160,14 @@ pub fn gauges(o: &mut Out, f: &Frame, top: usize) {
     let pl = |p: &crate::model::frame::ProcFrame| {
         l(&[("pid", p.pid.to_string()), ("comm", p.comm.to_string())])
     };
-    o.family(
-        "process_threads_created_per_second",
-        "Threads created (top processes by creations)",
-        procs
-            .iter()
-            .map(|p| (pl(p), p.threads_created.and_then(|n| per_s(n as f64)))),
-    );
-    o.family(
-        "process_ghost_threads_per_second",
-        "Threads born and dead between two scans (no scan saw them)",
-        procs
-            .iter()
-            .map(|p| (pl(p), p.ghost_threads.and_then(|n| per_s(n as f64)))),
-    );
-    o.family(
-        "process_cpu_true_percent",
-        "On-CPU time from eBPF, exited threads included (100 = one CPU)",
-        procs.iter().map(|p| (pl(p), p.cpu_pct_true)),
-    );
-    o.family(
-        "process_cpu_scan_percent",
-        "CPU% from /proc utime+stime (top's figure)",
-        procs.iter().map(|p| (pl(p), p.cpu_pct_scan.get())),
-    );
+    // The per-process families: one for each field of the field table that has a metric.
+    for m in FIELDS.iter().filter_map(|fld| fld.metric) {
+        o.family(
+            m.name,
+            m.help,
+            procs.iter().map(|p| (pl(p), (m.value)(p, f.interval_s))),
+        );
+    }
 
     let c = &f.contention;
     let words = c.futexes.iter().take(top);

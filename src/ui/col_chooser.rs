@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::col_chooser::hideable;
-use crate::app::proc_fields::FIELDS;
+use crate::model::procs::fields::FIELDS;
 
 pub fn render(f: &mut TermFrame, area: Rect, app: &App, th: &Theme) {
     let Some(at) = app.col_chooser else {

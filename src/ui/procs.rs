@@ -24,8 +24,23 @@ use crate::model::frame::{ProcFrame, ThreadFrame};
 pub const MISS_HIGHLIGHT: f64 = 5.0;
 
 /// The process table's columns: the field table's.
-pub use crate::app::proc_fields::FIELDS as COLS;
-use crate::app::proc_fields::{At, Field as Col, ProcField};
+pub use crate::model::procs::fields::FIELDS as COLS;
+use crate::model::procs::fields::{At, Field as Col, ProcField, Value};
+
+/// A field's text in a row: its value as the screen writes it.
+pub fn text(c: &Col, p: &ProcFrame, at: At) -> String {
+    match (c.value)(p, at) {
+        Value::Missing => "-".to_string(),
+        Value::Plain(s) => s,
+        Value::Name(s) => fmt::inert(s),
+        Value::Num(v, w) => fmt::num(v, w),
+        Value::Pct(v) => fmt::pct(v),
+        Value::Kb(v) => fmt::kb(v),
+        Value::Micros(v) => super::futexes::dur_us(v),
+        Value::TimePlus(v) => fmt::time_plus(v),
+        Value::Start { t, now } => fmt::start(t, now),
+    }
+}
 
 /// The columns a table `width` wide shows: those the width has room for and not turned
 /// off (`hidden`, the column chooser), and always the one it is sorted by (in place of
@@ -51,7 +66,7 @@ pub fn columns(width: u16, sort: ProcSort, hidden: &[ProcField]) -> Vec<&'static
 /// The cells of a watched process that exited, from its last row: its state X, and
 /// when it went (in the command column, else after its name).
 fn exited_cells(cols: &[&Col], last: &ProcFrame, t: f64, at: At, cmd: bool) -> Vec<String> {
-    let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(last, at)).collect();
+    let mut cells: Vec<String> = cols.iter().map(|c| text(c, last, at)).collect();
     if let Some(i) = cols.iter().position(|c| c.id == ProcField::State) {
         cells[i] = "X".to_string();
     }
@@ -96,7 +111,7 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             }
             continue;
         };
-        let mut cells: Vec<String> = cols.iter().map(|c| (c.value)(p, at)).collect();
+        let mut cells: Vec<String> = cols.iter().map(|c| text(c, p, at)).collect();
         if show_cmd {
             let cmd: std::borrow::Cow<str> = if p.gone {
                 format!("exited this interval: {}", p.comm).into()
@@ -247,7 +262,7 @@ fn thread_cells(cols: &[&Col], t: &ThreadFrame, at: At, branch: &str, cmd: bool)
     let p = as_proc(t);
     let mut cells: Vec<String> = (cols.iter())
         .map(|c| match PER_THREAD.contains(&c.id) {
-            true => (c.value)(&p, at),
+            true => text(c, &p, at),
             false => String::new(),
         })
         .collect();

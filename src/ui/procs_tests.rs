@@ -39,7 +39,7 @@ fn reference(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) {
         .enumerate()
         .map(|(i, p)| (win.first + i, p.proc().expect("a flat table")))
         .map(|(i, p)| {
-            let mut cells: Vec<Cell> = cols.iter().map(|c| Cell::from((c.value)(p, at))).collect();
+            let mut cells: Vec<Cell> = cols.iter().map(|c| Cell::from(text(c, p, at))).collect();
             if show_cmd {
                 let cmd: std::borrow::Cow<str> = if p.gone {
                     format!("exited this interval: {}", p.comm).into()

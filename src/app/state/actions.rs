@@ -4,8 +4,9 @@
 
 use crossterm::event::KeyEvent;
 
-use super::{App, PAGE, View};
+use super::{App, View};
 use crate::app::keymap::Action;
+use crate::app::keymap::PAGE;
 use crate::collect::Request;
 
 impl App {

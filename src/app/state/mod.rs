@@ -16,7 +16,6 @@ mod mouse;
 mod prompt;
 mod table;
 
-pub use prompt::edit_prompt;
 pub use table::matches_text;
 
 /// One point of the runnable history graph.
@@ -28,8 +27,6 @@ pub struct HistPoint {
 
 /// How many intervals of history the graph keeps.
 pub const HISTORY: usize = 600;
-/// Rows moved by PgUp/PgDn.
-pub const PAGE: usize = 10;
 
 pub struct App {
     /// The frame on screen (None until the first sample arrives).
@@ -113,7 +110,7 @@ pub struct App {
     /// hides them, ttop the other way round).
     pub show_threads: bool,
     /// Process table columns turned off in the column chooser (c), and its cursor when open.
-    pub hidden_cols: Vec<super::proc_fields::ProcField>,
+    pub hidden_cols: Vec<crate::model::procs::fields::ProcField>,
     pub col_chooser: Option<usize>,
     /// The sort was picked for the user (SCAN% without eBPF), not by them.
     pub sort_by_default: bool,

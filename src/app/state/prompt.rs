@@ -1,10 +1,11 @@
 //! One-line prompts: which is open (the filter, the profile view's search, an act), the
 //! keys typed into them, and the filter they apply.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 
 use super::App;
 use super::table::matches_text;
+use crate::app::prompt_edit::edit_prompt;
 use crate::collect::Request;
 use crate::model::sample::FilterSpec;
 
@@ -78,20 +79,4 @@ impl App {
         self.exited.clear();
         self.requests.push(Request::SetFilter(Some(spec)));
     }
-}
-
-/// Edit a one-line prompt (filter, replay "go to"): type, Backspace, Esc closes it;
-/// Enter closes it and returns the text.
-pub fn edit_prompt(prompt: &mut Option<String>, k: &KeyEvent) -> Option<String> {
-    let text = prompt.as_mut()?;
-    match k.code {
-        KeyCode::Char(c) if !c.is_control() => text.push(c),
-        KeyCode::Backspace => {
-            text.pop();
-        }
-        KeyCode::Esc => *prompt = None,
-        KeyCode::Enter => return prompt.take(),
-        _ => {}
-    }
-    None
 }

@@ -11,9 +11,9 @@ use crate::model::contention::{
     ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample,
     KernelStacks, LockSample, UserFrames,
 };
-use crate::model::frame::ProcFrame;
 use crate::model::join::KeyMap;
 use crate::model::opt::Opt;
+use crate::model::procs::proc_frame::ProcFrame;
 use crate::model::rates::delta;
 use crate::model::sample::ProcScan;
 
@@ -212,33 +212,6 @@ fn max_us(max_ns: u64, total_ns: u64, n: u64) -> f64 {
     }
 }
 
-/// perf lock's names for the lock:contention_begin flags.
-pub fn lock_type(flags: u32) -> String {
-    const SPIN: u32 = 1;
-    const READ: u32 = 2;
-    const WRITE: u32 = 4;
-    const RT: u32 = 8;
-    const PERCPU: u32 = 16;
-    const MUTEX: u32 = 32;
-    let s = match flags & 0x3f {
-        0 => "semaphore",
-        SPIN => "spinlock",
-        f if f == SPIN | READ => "rwlock:R",
-        f if f == SPIN | WRITE => "rwlock:W",
-        READ => "rwsem:R",
-        WRITE => "rwsem:W",
-        RT => "rtmutex",
-        f if f == RT | READ => "rwlock-rt:R",
-        f if f == RT | WRITE => "rwlock-rt:W",
-        f if f == PERCPU | READ => "pcpu-sem:R",
-        f if f == PERCPU | WRITE => "pcpu-sem:W",
-        MUTEX => "mutex",
-        f if f == MUTEX | SPIN => "mutex:spin",
-        f => return format!("flags:{f:#x}"),
-    };
-    s.to_string()
-}
-
 /// "private"/"shared" plus the variants seen (TTOP_FUTEX_* bits).
 pub fn futex_kind(flags: u32) -> String {
     let mut s = String::from(if flags & 1 != 0 { "shared" } else { "private" });
@@ -416,23 +389,6 @@ fn stack_maps(
             ..f.clone()
         })
         .collect()
-}
-
-/// The hook `derive` calls: fills the contention tables, the per-process futex columns,
-/// and adds the contention events lost to the Frame's total (`drops`).
-pub fn derive_into(
-    frame: &mut crate::model::frame::Frame,
-    prev: Option<&crate::model::Sample>,
-    cur: &crate::model::Sample,
-) {
-    frame.contention = derive_contention(
-        prev.and_then(|p| p.contention.as_ref()),
-        cur.contention.as_ref(),
-        prev.is_some(),
-        &cur.procs,
-        &mut frame.procs,
-    );
-    frame.drops += frame.contention.contention_drops.events_lost();
 }
 
 #[path = "futex_rows.rs"]

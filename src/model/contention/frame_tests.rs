@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::contention::fixture;
+use crate::model::contention::lock_types::lock_type;
 use crate::model::{derive, fixtures};
 
 fn frame(secs: u64) -> crate::model::Frame {

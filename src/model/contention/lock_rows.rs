@@ -2,6 +2,7 @@
 //! mmap_lock waits told apart. Part of `contention::frame`.
 
 use super::*;
+use crate::model::contention::lock_types::lock_type;
 
 /// (lock, caller, tgid, flags, is_mmap): a kernel entry minus its stack id.
 type LockKey = (u64, String, u32, u32, bool);

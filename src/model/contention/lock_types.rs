@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::model::contention::frame::lock_type;
 use crate::model::contention::{ContentionSample, LockSample};
 use crate::model::rates::delta;
 
@@ -53,4 +52,31 @@ pub fn lock_types(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Ve
             wait_ns,
         })
         .collect()
+}
+
+/// perf lock's names for the lock:contention_begin flags.
+pub fn lock_type(flags: u32) -> String {
+    const SPIN: u32 = 1;
+    const READ: u32 = 2;
+    const WRITE: u32 = 4;
+    const RT: u32 = 8;
+    const PERCPU: u32 = 16;
+    const MUTEX: u32 = 32;
+    let s = match flags & 0x3f {
+        0 => "semaphore",
+        SPIN => "spinlock",
+        f if f == SPIN | READ => "rwlock:R",
+        f if f == SPIN | WRITE => "rwlock:W",
+        READ => "rwsem:R",
+        WRITE => "rwsem:W",
+        RT => "rtmutex",
+        f if f == RT | READ => "rwlock-rt:R",
+        f if f == RT | WRITE => "rwlock-rt:W",
+        f if f == PERCPU | READ => "pcpu-sem:R",
+        f if f == PERCPU | WRITE => "pcpu-sem:W",
+        MUTEX => "mutex",
+        f if f == MUTEX | SPIN => "mutex:spin",
+        f => return format!("flags:{f:#x}"),
+    };
+    s.to_string()
 }

@@ -1,12 +1,13 @@
 //! The one table of the process rows' fields: what each is called on screen, what it
 //! means and its unit (the help screen), how wide it is and from which screen width it
-//! shows, how it sorts (the sort names are the settings file's and the keys'), and how
-//! its value is written. The process table's columns and the sort keys are made from
-//! it; the tests check that they agree.
+//! shows, how it sorts (the sort names are the settings file's and the keys'), what it
+//! shows (a value the screen writes as text), and the OpenMetrics gauge it is exported
+//! as, if any. The process table's columns, the sort keys, the column chooser and the
+//! per-process metric families are made from it; `field_table_tests.rs` checks that
+//! they agree. It lives in the model so the screen (app/, ui/) and `serve` read the
+//! same rows; how a `Value` is written is the screen's (`ui::procs::text`).
 
 use crate::model::frame::ProcFrame;
-use crate::ui::fmt;
-use crate::ui::futexes::dur_us;
 
 /// A field of a process row. The sort order of the process table is one of them (the
 /// sortable ones: `Field::sort`).
@@ -72,25 +73,73 @@ pub struct Field {
     /// Shown only when the table is at least this wide.
     pub min_screen: u16,
     pub sort: Option<Sort>,
-    pub value: fn(&ProcFrame, At) -> String,
+    /// What it shows of a row, at `At`.
+    pub value: fn(&ProcFrame, At) -> Value<'_>,
+    /// Its per-process metric family, if it has one.
+    pub metric: Option<Metric>,
+}
+
+/// What a field shows, before the screen writes it as text (`ui::procs::text`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// Not measured: "-".
+    Missing,
+    /// Written as it is.
+    Plain(String),
+    /// A name from the system, written with control characters made inert.
+    Name(&'a str),
+    /// A number in at most this many characters.
+    Num(f64, usize),
+    /// A percentage.
+    Pct(f64),
+    /// Kilobytes, written in K, M, G of 1024.
+    Kb(u64),
+    /// A duration in microseconds.
+    Micros(f64),
+    /// Seconds as top's TIME+.
+    TimePlus(f64),
+    /// A start time (seconds since the epoch), against the frame's time.
+    Start { t: f64, now: f64 },
+}
+
+/// A field's OpenMetrics family: a gauge about the last interval for each of the top
+/// processes (labels `pid` and `comm`), named `ttop_` + `name` (a public contract). The
+/// name carries the unit (`_per_second`, `_percent`) and `value` gives the figure in it,
+/// from the row and the interval's length in seconds. Per-process series are gauges:
+/// a counter per pid would grow without bound; the bounded per-name counters are
+/// `serve::groups`'.
+#[derive(Clone, Copy)]
+pub struct Metric {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub value: fn(&ProcFrame, f64) -> Option<f64>,
 }
 
 /// A figure of the /proc scan: "-" for a process that was gone when /proc was scanned
 /// (the scan never read it this interval: not measured, not 0).
-fn scanned(p: &ProcFrame, v: impl FnOnce() -> String) -> String {
-    if p.gone { "-".to_string() } else { v() }
+fn scanned(p: &ProcFrame, v: impl FnOnce() -> Value<'static>) -> Value<'static> {
+    if p.gone { Value::Missing } else { v() }
 }
 
-fn rate(v: Option<u64>, secs: f64) -> String {
-    v.map_or("-".to_string(), |v| fmt::num(v as f64 / secs, 6))
+fn rate(v: Option<u64>, secs: f64) -> Value<'static> {
+    v.map_or(Value::Missing, |v| Value::Num(v as f64 / secs, 6))
 }
 
-fn per_s(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| fmt::num(v, 7))
+fn per_s(v: Option<f64>) -> Value<'static> {
+    v.map_or(Value::Missing, |v| Value::Num(v, 7))
 }
 
-fn int<T: ToString>(v: Option<T>) -> String {
-    v.map_or("-".to_string(), |v| v.to_string())
+fn int<T: ToString>(v: Option<T>) -> Value<'static> {
+    v.map_or(Value::Missing, |v| Value::Plain(v.to_string()))
+}
+
+fn pct(v: Option<f64>) -> Value<'static> {
+    v.map_or(Value::Missing, Value::Pct)
+}
+
+/// A count in the interval as a rate per second of it (none for an empty interval).
+fn per_second(n: Option<u64>, secs: f64) -> Option<f64> {
+    n.and_then(|n| (secs > 0.0).then(|| n as f64 / secs))
 }
 
 const fn num(name: &'static str, key: fn(&ProcFrame) -> Option<f64>) -> Option<Sort> {
@@ -117,7 +166,8 @@ pub const FIELDS: &[Field] = &[
             key: Key::Num(|p| Some(f64::from(p.pid))),
             descending: false,
         }),
-        value: |p, _| p.pid.to_string(),
+        value: |p, _| Value::Plain(p.pid.to_string()),
+        metric: None,
     },
     Field {
         id: ProcField::User,
@@ -131,9 +181,10 @@ pub const FIELDS: &[Field] = &[
             descending: false,
         }),
         value: |p, _| match p.user.is_empty() {
-            true => "-".to_string(),
-            false => fmt::inert(&p.user),
+            true => Value::Missing,
+            false => Value::Name(&p.user),
         },
+        metric: None,
     },
     Field {
         id: ProcField::Priority,
@@ -143,9 +194,10 @@ pub const FIELDS: &[Field] = &[
         min_screen: 180,
         sort: num("PR", |p| p.priority.map(f64::from)),
         value: |p, _| match p.priority {
-            Some(v) if v <= -100 => "rt".to_string(),
+            Some(v) if v <= -100 => Value::Plain("rt".to_string()),
             v => int(v),
         },
+        metric: None,
     },
     Field {
         id: ProcField::Nice,
@@ -155,6 +207,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 180,
         sort: num("NI", |p| p.nice.map(f64::from)),
         value: |p, _| int(p.nice),
+        metric: None,
     },
     Field {
         id: ProcField::Comm,
@@ -167,7 +220,8 @@ pub const FIELDS: &[Field] = &[
             key: Key::Text(|p| &p.comm),
             descending: false,
         }),
-        value: |p, _| fmt::inert(&p.comm),
+        value: |p, _| Value::Name(&p.comm),
+        metric: None,
     },
     Field {
         id: ProcField::State,
@@ -176,7 +230,8 @@ pub const FIELDS: &[Field] = &[
         width: 1,
         min_screen: 56,
         sort: None,
-        value: |p, _| p.state.to_string(),
+        value: |p, _| Value::Plain(p.state.to_string()),
+        metric: None,
     },
     Field {
         id: ProcField::Threads,
@@ -185,7 +240,8 @@ pub const FIELDS: &[Field] = &[
         width: 4,
         min_screen: 60,
         sort: num("THR", |p| Some(f64::from(p.threads_seen))),
-        value: |p, _| scanned(p, || fmt::num(f64::from(p.threads_seen), 4)),
+        value: |p, _| scanned(p, || Value::Num(f64::from(p.threads_seen), 4)),
+        metric: None,
     },
     Field {
         id: ProcField::Running,
@@ -194,7 +250,8 @@ pub const FIELDS: &[Field] = &[
         width: 3,
         min_screen: 100,
         sort: None,
-        value: |p, _| scanned(p, || p.running_seen.to_string()),
+        value: |p, _| scanned(p, || Value::Plain(p.running_seen.to_string())),
+        metric: None,
     },
     Field {
         id: ProcField::Created,
@@ -204,6 +261,11 @@ pub const FIELDS: &[Field] = &[
         min_screen: 70,
         sort: num("NEW/s", |p| u(p.threads_created)),
         value: |p, at| rate(p.threads_created, at.secs),
+        metric: Some(Metric {
+            name: "process_threads_created_per_second",
+            help: "Threads created (top processes by creations)",
+            value: |p, secs| per_second(p.threads_created, secs),
+        }),
     },
     Field {
         id: ProcField::Exited,
@@ -213,6 +275,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 70,
         sort: num("EXIT/s", |p| u(p.threads_exited)),
         value: |p, at| rate(p.threads_exited, at.secs),
+        metric: None,
     },
     Field {
         id: ProcField::Ghosts,
@@ -222,6 +285,11 @@ pub const FIELDS: &[Field] = &[
         min_screen: 48,
         sort: num("GHOST/s", |p| u(p.ghost_threads)),
         value: |p, at| rate(p.ghost_threads, at.secs),
+        metric: Some(Metric {
+            name: "process_ghost_threads_per_second",
+            help: "Threads born and dead between two scans (no scan saw them)",
+            value: |p, secs| per_second(p.ghost_threads, secs),
+        }),
     },
     Field {
         id: ProcField::GhostCpu,
@@ -233,8 +301,9 @@ pub const FIELDS: &[Field] = &[
         value: |p, at| {
             p.ghost_cpu_ms
                 .get()
-                .map_or("-".into(), |v| fmt::pct(v / 10.0 / at.secs))
+                .map_or(Value::Missing, |v| Value::Pct(v / 10.0 / at.secs))
         },
+        metric: None,
     },
     Field {
         id: ProcField::CpuScan,
@@ -243,7 +312,12 @@ pub const FIELDS: &[Field] = &[
         width: 6,
         min_screen: 0,
         sort: num("SCAN%", |p| p.cpu_pct_scan.get()),
-        value: |p, _| p.cpu_pct_scan.get().map_or("-".into(), fmt::pct),
+        value: |p, _| pct(p.cpu_pct_scan.get()),
+        metric: Some(Metric {
+            name: "process_cpu_scan_percent",
+            help: "CPU% from /proc utime+stime (top's figure)",
+            value: |p, _| p.cpu_pct_scan.get(),
+        }),
     },
     // What the threads' own counters add up to: TRUE% less this is what a per-thread
     // scan misses (the X sort and the highlight).
@@ -254,7 +328,8 @@ pub const FIELDS: &[Field] = &[
         width: 6,
         min_screen: 130,
         sort: None,
-        value: |p, _| p.cpu_pct_scan_threads.get().map_or("-".into(), fmt::pct),
+        value: |p, _| pct(p.cpu_pct_scan_threads.get()),
+        metric: None,
     },
     Field {
         id: ProcField::CpuTrue,
@@ -263,7 +338,12 @@ pub const FIELDS: &[Field] = &[
         width: 6,
         min_screen: 0,
         sort: num("TRUE%", |p| p.cpu_pct_true),
-        value: |p, _| p.cpu_pct_true.map_or("-".into(), fmt::pct),
+        value: |p, _| pct(p.cpu_pct_true),
+        metric: Some(Metric {
+            name: "process_cpu_true_percent",
+            help: "On-CPU time from eBPF, exited threads included (100 = one CPU)",
+            value: |p, _| p.cpu_pct_true,
+        }),
     },
     Field {
         id: ProcField::Miss,
@@ -272,7 +352,8 @@ pub const FIELDS: &[Field] = &[
         width: 6,
         min_screen: 140,
         sort: num("MISS", |p| p.scan_miss.get()),
-        value: |p, _| p.scan_miss.get().map_or("-".into(), fmt::pct),
+        value: |p, _| pct(p.scan_miss.get()),
+        metric: None,
     },
     Field {
         id: ProcField::RunqWait,
@@ -283,8 +364,9 @@ pub const FIELDS: &[Field] = &[
         sort: num("RQWAIT", |p| p.runq_wait_ms),
         value: |p, at| {
             p.runq_wait_ms
-                .map_or("-".into(), |v| dur_us(v * 1e3 / at.secs))
+                .map_or(Value::Missing, |v| Value::Micros(v * 1e3 / at.secs))
         },
+        metric: None,
     },
     Field {
         id: ProcField::Rss,
@@ -293,7 +375,8 @@ pub const FIELDS: &[Field] = &[
         width: 6,
         min_screen: 120,
         sort: num("RSS", |p| Some(p.rss_kb as f64)),
-        value: |p, _| scanned(p, || fmt::kb(p.rss_kb)),
+        value: |p, _| scanned(p, || Value::Kb(p.rss_kb)),
+        metric: None,
     },
     Field {
         id: ProcField::CpuTime,
@@ -302,7 +385,8 @@ pub const FIELDS: &[Field] = &[
         width: 9,
         min_screen: 170,
         sort: num("TIME+", |p| p.cpu_time_s.get()),
-        value: |p, _| p.cpu_time_s.get().map_or("-".into(), fmt::time_plus),
+        value: |p, _| p.cpu_time_s.get().map_or(Value::Missing, Value::TimePlus),
+        metric: None,
     },
     Field {
         id: ProcField::Start,
@@ -314,8 +398,9 @@ pub const FIELDS: &[Field] = &[
         value: |p, at| {
             p.start_time
                 .get()
-                .map_or("-".into(), |t| fmt::start(t, at.now))
+                .map_or(Value::Missing, |t| Value::Start { t, now: at.now })
         },
+        metric: None,
     },
     Field {
         id: ProcField::CtxVoluntary,
@@ -325,6 +410,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 200,
         sort: num("VCSW/s", |p| p.ctx_switches_voluntary_per_s.get()),
         value: |p, _| per_s(p.ctx_switches_voluntary_per_s.get()),
+        metric: None,
     },
     Field {
         id: ProcField::CtxInvoluntary,
@@ -334,6 +420,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 200,
         sort: num("ICSW/s", |p| p.ctx_switches_involuntary_per_s.get()),
         value: |p, _| per_s(p.ctx_switches_involuntary_per_s.get()),
+        metric: None,
     },
     Field {
         id: ProcField::MajFlt,
@@ -343,6 +430,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 200,
         sort: num("MAJFLT/s", |p| p.majflt_per_s.get()),
         value: |p, _| per_s(p.majflt_per_s.get()),
+        metric: None,
     },
 ];
 
@@ -358,37 +446,5 @@ impl ProcField {
     /// Every sortable field, in the table's (the screen's) order: `s` steps through them.
     pub fn sortable() -> impl Iterator<Item = ProcField> {
         FIELDS.iter().filter(|f| f.sort.is_some()).map(|f| f.id)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every field once, with help; every sortable field among the sort keys, under a
-    /// name of its own, and in the column list.
-    #[test]
-    fn the_table_is_whole() {
-        let mut names = std::collections::HashSet::new();
-        for (i, f) in FIELDS.iter().enumerate() {
-            assert!(!f.help.trim().is_empty(), "{}", f.title);
-            assert_eq!(
-                FIELDS.iter().position(|g| g.id == f.id),
-                Some(i),
-                "{}",
-                f.title
-            );
-            assert_eq!(f.id.field().title, f.title);
-            if let Some(s) = f.sort {
-                assert!(names.insert(s.name.to_ascii_lowercase()), "{}", s.name);
-                assert!(ProcField::sortable().any(|k| k == f.id));
-                // Shown at every width when it is the sort: columns() keeps it.
-                assert!(
-                    crate::ui::procs::columns(40, f.id, &[f.id])
-                        .iter()
-                        .any(|c| c.id == f.id)
-                );
-            }
-        }
     }
 }

@@ -1,7 +1,7 @@
 //! Scheduling latency (runnable -> on CPU): the cumulative histograms the scheduler
 //! collector samples per CPU and per thread, and their per-interval Frame form with
-//! p50 / p99 / max and the wall-clock time of the max. `derive_into` is called from
-//! `derive`.
+//! p50 / p99 / max and the wall-clock time of the max (`latency_frame`, which `derive`
+//! calls). What the collector samples is in `sample.rs`, which the Sample holds.
 //!
 //! Histogram layout (bpf/ttop.h, TTOP_LAT_SLOTS): slot 0 holds waits under 1.024 us;
 //! from there 8 slots per power of two, each at most 12.5% wide. Percentiles
@@ -11,48 +11,19 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::frame::Frame;
-use super::join::KeyMap;
-use super::sample::Sample;
+use crate::model::join::KeyMap;
+use crate::model::sample::Sample;
+
+pub mod sample;
+pub use sample::{LatStats, LatencySample};
 
 pub const SLOTS: usize = 192;
 const MIN_SHIFT: u32 = 10;
 const SUB_BITS: u32 = 3;
 /// Threads listed per frame (the worst by max latency).
 pub const MAX_THREAD_ROWS: usize = 200;
-
-/// One histogram (a CPU's or a thread's), cumulative.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatStats {
-    /// CPU number (per-CPU rows) or tid (per-thread rows).
-    pub id: u32,
-    /// Thread rows: the process.
-    pub tgid: u32,
-    pub count: u64,
-    pub sum_ns: u64,
-    /// Largest latency since the previous sample (0: none in the interval).
-    pub max_ns: u64,
-    /// CLOCK_MONOTONIC (ns) when that one got the CPU.
-    pub max_ts: u64,
-    /// Non-empty slots as (slot, cumulative count mod 2^32), ascending.
-    pub slots: Vec<(u16, u32)>,
-    /// Thread rows: the thread has exited, and these are its last counts (the kernel
-    /// entry is deleted once read; a later entry under the tid is another thread's).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub exited: bool,
-    /// Thread rows of exited threads: the name the thread had at exit (the scan may
-    /// never have seen it).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub comm: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySample {
-    pub cpus: Vec<LatStats>,
-    pub threads: Vec<LatStats>,
-}
 
 /// Per-CPU row of `latency.cpus[]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -210,10 +181,11 @@ fn interval(prev: Option<&LatStats>, cur: &LatStats, sample: &Sample) -> Interva
     }
 }
 
-/// Fill `frame.latency` from the two samples' histograms.
-pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
+/// The Frame's `latency`, from the two samples' histograms (none without a previous
+/// sample or eBPF).
+pub fn latency_frame(prev: Option<&Sample>, cur: &Sample) -> Option<LatencyFrame> {
     let (Some(prev), Some(cb)) = (prev, cur.bpf.as_ref()) else {
-        return;
+        return None;
     };
     let c = &cb.latency;
     let empty = LatencySample::default();
@@ -290,14 +262,15 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             r.comm = c.map_or_else(String::new, str::to_string);
         }
     }
-    frame.latency = Some(LatencyFrame {
+    Some(LatencyFrame {
         cpus,
         threads,
         threads_total: total,
-    });
+    })
 }
 
 /// A cumulative histogram built from latencies (fixtures and tests).
+#[cfg(any(test, feature = "fixtures"))]
 pub fn stats_of(id: u32, tgid: u32, lats_ns: &[u64], max_ts: u64) -> LatStats {
     let mut slots = vec![0u32; SLOTS];
     for &l in lats_ns {
@@ -317,46 +290,6 @@ pub fn stats_of(id: u32, tgid: u32, lats_ns: &[u64], max_ts: u64) -> LatStats {
             .map(|(s, n)| (s as u16, *n))
             .collect(),
         ..Default::default()
-    }
-}
-
-/// Fixture: seed 000/002-style latencies, `secs` seconds in (cumulative), for screen
-/// snapshots. Each interval's worst wait ends 0.3 s before the sample.
-pub fn fixture_into(s: &mut Sample, secs: u64) {
-    let max_ts = s.mono_ns.saturating_sub(300_000_000);
-    let per_interval = |scale: u64, n: usize, worst: u64| -> Vec<u64> {
-        let mut v: Vec<u64> = (0..n as u64).map(|i| scale * (1 + i % 40)).collect();
-        v.push(worst);
-        v
-    };
-    let repeat = |v: Vec<u64>| -> Vec<u64> { (0..secs).flat_map(|_| v.clone()).collect() };
-    let mut cpus = Vec::new();
-    for cpu in 0..4u32 {
-        let v = repeat(per_interval(
-            5_000 + 2_000 * u64::from(cpu),
-            300,
-            4_000_000 + 500_000 * u64::from(cpu),
-        ));
-        cpus.push(stats_of(cpu, 0, &v, max_ts));
-    }
-    let mut threads = Vec::new();
-    let t = |tid: u32, tgid: u32, scale: u64, n: usize, worst: u64| {
-        stats_of(tid, tgid, &repeat(per_interval(scale, n, worst)), max_ts)
-    };
-    threads.push(t(4242, 4242, 20_000, 120, 48_000_000));
-    for i in 1..6u32 {
-        threads.push(t(
-            4242 + 1000 + i,
-            4242,
-            10_000 + 3_000 * u64::from(i),
-            200,
-            9_000_000 - 1_000_000 * u64::from(i),
-        ));
-    }
-    threads.push(t(1817, 1817, 4_000, 30, 1_200_000));
-    threads.push(t(912, 912, 2_000, 10, 300_000));
-    if let Some(b) = s.bpf.as_mut() {
-        b.latency = LatencySample { cpus, threads };
     }
 }
 
@@ -440,9 +373,7 @@ mod tests {
         lats.extend(std::iter::repeat_n(100_000, 98));
         lats.push(600_000_000);
         let cur = mk(&lats, 10_500_000_000, 11_000_000_000);
-        let mut f = Frame::default();
-        derive_into(&mut f, Some(&prev), &cur);
-        let l = f.latency.unwrap();
+        let l = latency_frame(Some(&prev), &cur).unwrap();
         let t = &l.threads[0];
         assert_eq!((t.tid, t.pid, t.count), (77, 70, 99));
         assert_eq!(t.max_us, 600_000.0);
@@ -483,14 +414,13 @@ mod tests {
             vec![gone(stats_of(77, 70, &[1_000_000; 7], 2))],
             2_000_000_000,
         );
-        let mut f = Frame::default();
-        derive_into(&mut f, Some(&a), &b);
-        let t = &f.latency.as_ref().unwrap().threads[0];
+        let l = latency_frame(Some(&a), &b).unwrap();
+        let t = &l.threads[0];
         assert_eq!((t.tid, t.count, t.comm.as_str()), (77, 2, "w-3"));
         // A new thread with tid 77 and nine waits: all nine are its own.
         let c = mk(vec![stats_of(77, 71, &[2_000_000; 9], 3)], 3_000_000_000);
-        derive_into(&mut f, Some(&b), &c);
-        let t = &f.latency.as_ref().unwrap().threads[0];
+        let l = latency_frame(Some(&b), &c).unwrap();
+        let t = &l.threads[0];
         assert_eq!((t.pid, t.count), (71, 9));
     }
 }
