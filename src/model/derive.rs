@@ -228,13 +228,42 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
         &mut frame.procs,
     );
     frame.drops += frame.contention.contention_drops.events_lost();
-    super::irq::derive_into(&mut frame, prev, cur);
+    place_irq(&mut frame, super::irq::irq_frame(prev, cur));
     frame.latency = super::latency::latency_frame(prev, cur);
-    super::cgroup::derive_into(&mut frame, prev, cur);
+    frame.cgroups = super::cgroup::cgroup_frames(prev, cur, &frame.procs);
     if let Some(f) = &cur.filter {
         super::scope::scope_to_filter(&mut frame, &f.matched);
     }
     frame
+}
+
+/// Put the interval's IPI/TLB parts where the Frame shows them: each CPU's into its
+/// `cpus[]` row (a CPU the Frame has no row for is left out), the totals and senders at the
+/// top, what each process caused into its row.
+fn place_irq(frame: &mut Frame, parts: super::irq::IrqParts) {
+    for (i, name, d) in parts.interrupts {
+        if let Some(cf) = frame.cpus.iter_mut().find(|c| c.cpu == i) {
+            cf.interrupts.insert(name, d);
+        }
+    }
+    for part in parts.cpus {
+        if let Some(cf) = frame.cpus.iter_mut().find(|c| c.cpu == part.cpu) {
+            cf.ipi = part.ipi;
+            cf.ipi_sent = part.ipi_sent;
+            cf.tlb_shootdowns = part.tlb_shootdowns;
+        }
+    }
+    frame.tlb = parts.tlb;
+    frame.ipi_senders = parts.ipi_senders;
+    if let Some(caused) = parts.caused {
+        for row in &mut frame.procs {
+            (
+                row.ipis_caused,
+                row.tlb_ipis_caused,
+                row.tlb_shootdowns_caused,
+            ) = caused.of(row.pid);
+        }
+    }
 }
 
 /// How the header names a filter: "pid 4242,4243", "comm postgres", or both.
@@ -424,5 +453,73 @@ mod tests {
             let locks = a.time.part(3) + a.time.part(4);
             assert!((a.time.total() - locks - b.time.total()).abs() < 1e-4);
         }
+    }
+}
+
+#[cfg(test)]
+mod place_irq_tests {
+    use super::*;
+    use crate::model::frame::ProcFrame;
+    use crate::model::irq::{IrqCaused, IrqCpuPart, IrqParts, ProcIpi, TlbFrame};
+
+    /// Each part lands in its row: a CPU's by its number, a process's by its pid, a CPU
+    /// the Frame has no row for is left out, and a process nobody saw cause one gets 0.
+    #[test]
+    fn parts_land_in_their_rows() {
+        let mut f = Frame {
+            cpus: (0..2)
+                .map(|cpu| CpuFrame {
+                    cpu,
+                    ..Default::default()
+                })
+                .collect(),
+            procs: [42, 43]
+                .map(|pid| ProcFrame {
+                    pid,
+                    ..Default::default()
+                })
+                .to_vec(),
+            ..Default::default()
+        };
+        let by_pid = ProcIpi {
+            ipis: 3,
+            tlb_ipis: 2,
+            tlb_shootdowns: 1,
+        };
+        place_irq(
+            &mut f,
+            IrqParts {
+                interrupts: vec![(1, "TLB".into(), 33), (5, "TLB".into(), 9)],
+                cpus: vec![IrqCpuPart {
+                    cpu: 1,
+                    tlb_shootdowns: Some(12),
+                    ..Default::default()
+                }],
+                tlb: Some(TlbFrame::default()),
+                ipi_senders: Vec::new(),
+                caused: Some(IrqCaused {
+                    sent: true,
+                    caused: false,
+                    per_pid: [(42, by_pid)].into_iter().collect(),
+                }),
+            },
+        );
+        assert_eq!(f.cpus[1].interrupts["TLB"], 33);
+        assert!(f.cpus[0].interrupts.is_empty());
+        assert_eq!(
+            (f.cpus[0].tlb_shootdowns, f.cpus[1].tlb_shootdowns),
+            (None, Some(12))
+        );
+        assert!(f.tlb.is_some());
+        let caused = |i: usize| {
+            let p = &f.procs[i];
+            (
+                p.ipis_caused.get(),
+                p.tlb_ipis_caused.get(),
+                p.tlb_shootdowns_caused.get(),
+            )
+        };
+        assert_eq!(caused(0), (Some(3), Some(2), None));
+        assert_eq!(caused(1), (Some(0), Some(0), None));
     }
 }

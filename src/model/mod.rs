@@ -4,6 +4,8 @@ pub mod canon;
 pub mod cgroup;
 pub mod contention;
 pub mod derive;
+#[cfg(test)]
+mod derive_cgroup_tests;
 pub mod features;
 pub mod findings;
 /// Deterministic Samples for tests and benchmarks: not in the shipped library (the

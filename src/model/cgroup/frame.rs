@@ -1,6 +1,7 @@
 //! A cgroup's figures for one interval: CPU, throttling, pressure, memory, I/O from
 //! cgroupfs, and from eBPF (summed over the processes in it and below it) its runnable
-//! threads and run-queue wait. Built by `derive_into`, pure.
+//! threads and run-queue wait. Built by `cgroup_frames`, pure;
+//! `derive` places them in the Frame.
 //!
 //! JSON keys are a public contract (`ttop --json` `cgroups[]`, docs/json.md): add fields,
 //! never rename them.
@@ -11,7 +12,7 @@ use serde::Serialize;
 
 use super::name::readable;
 use super::sample::{CgroupScan, Pressure};
-use crate::model::frame::{Frame, ProcFrame};
+use crate::model::procs::proc_frame::ProcFrame;
 use crate::model::rates::delta;
 use crate::model::sample::Sample;
 
@@ -176,10 +177,11 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Fill `frame.cgroups` from the Samples' cgroupfs reads and the frame's process rows.
-pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
+/// The Frame's `cgroups` from the Samples' cgroupfs reads and the interval's process rows
+/// (empty without a cgroup read); `derive` places them.
+pub fn cgroup_frames(prev: Option<&Sample>, cur: &Sample, procs: &[ProcFrame]) -> Vec<CgroupFrame> {
     let Some(cs) = cur.cgroups.as_ref() else {
-        return;
+        return Vec::new();
     };
     let ns = prev.map(|p| cur.mono_ns.saturating_sub(p.mono_ns).max(1));
     let prev_by: HashMap<&str, &CgroupScan> = prev
@@ -202,7 +204,7 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
         .enumerate()
         .map(|(i, c)| (c.path.as_str(), i))
         .collect();
-    let rows_by_pid: HashMap<u32, &ProcFrame> = frame.procs.iter().map(|p| (p.pid, p)).collect();
+    let rows_by_pid: HashMap<u32, &ProcFrame> = procs.iter().map(|p| (p.pid, p)).collect();
     let bpf = cur.bpf.is_some();
     let mut busy: Vec<Vec<(f64, u32)>> = vec![Vec::new(); rows.len()];
     for p in &cur.procs {
@@ -239,7 +241,7 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             (r.runnable_avg, r.runq_wait_ms) = (Some(0.0), Some(0.0));
         }
     }
-    frame.cgroups = rows;
+    rows
 }
 
 fn depth(path: &str) -> u32 {

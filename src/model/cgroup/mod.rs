@@ -12,6 +12,3 @@ pub use fixtures::*;
 pub use frame::*;
 pub use name::readable;
 pub use sample::*;
-
-#[cfg(test)]
-mod frame_tests;

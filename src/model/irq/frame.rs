@@ -1,13 +1,13 @@
 //! IPIs and TLB shootdowns per interval: the Frame's parts (`cpus[].ipi`, `tlb`,
 //! `ipi_senders`, `procs[].*_caused`), derived from two irq Samples. A counter no hook of
-//! this kernel fed is null, never 0. `derive_into` is called from `derive`.
+//! this kernel fed is null, never 0. `irq_frame` returns them as an `IrqParts`, which
+//! `derive` places in the Frame (this module does not know the Frame).
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use super::sample::{IrqCpu, IrqSample, KIND_TLB, SENT_NAMES};
-use crate::model::frame::Frame;
 use crate::model::opt::Opt;
 use crate::model::rates::delta;
 use crate::model::sample::Sample;
@@ -127,11 +127,56 @@ pub fn proc_ipis(prev: Option<&Sample>, cur: &Sample) -> HashMap<u32, ProcIpi> {
     out
 }
 
-/// Fill the IPI/TLB parts of a Frame (cpus[].ipi, cpus[].tlb_shootdowns, tlb,
-/// ipi_senders, procs[].*_caused, cpus[].interrupts).
-pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
+/// One CPU's IPI figures for the interval (`cpus[].ipi`, `ipi_sent`, `tlb_shootdowns`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IrqCpuPart {
+    pub cpu: u32,
+    pub ipi: Option<IpiRecvFrame>,
+    pub ipi_sent: Option<IpiSentFrame>,
+    pub tlb_shootdowns: Option<u64>,
+}
+
+/// What each process caused (`procs[].ipis_caused`, `tlb_ipis_caused`,
+/// `tlb_shootdowns_caused`): per pid, and whether the hooks behind each were there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IrqCaused {
+    pub sent: bool,
+    pub caused: bool,
+    pub per_pid: HashMap<u32, ProcIpi>,
+}
+
+impl IrqCaused {
+    /// (ipis_caused, tlb_ipis_caused, tlb_shootdowns_caused) of one process row.
+    pub fn of(&self, pid: u32) -> (Opt<u64>, Opt<u64>, Opt<u64>) {
+        let pi = self.per_pid.get(&pid).copied().unwrap_or_default();
+        let opt = |on: bool, n: u64| if on { Opt::some(n) } else { Opt::NONE };
+        (
+            opt(self.sent, pi.ipis),
+            opt(self.sent, pi.tlb_ipis),
+            opt(self.caused, pi.tlb_shootdowns),
+        )
+    }
+}
+
+/// The IPI/TLB parts of an interval's Frame; `derive` places them (cpus[].interrupts,
+/// cpus[].ipi, cpus[].tlb_shootdowns, tlb, ipi_senders, procs[].*_caused).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IrqParts {
+    /// /proc/interrupts' IPI lines: (CPU index, line name, count in the interval).
+    pub interrupts: Vec<(u32, String, u64)>,
+    /// Per CPU from the eBPF hooks (empty without them).
+    pub cpus: Vec<IrqCpuPart>,
+    pub tlb: Option<TlbFrame>,
+    pub ipi_senders: Vec<IpiSenderFrame>,
+    /// None without the eBPF hooks: the process rows keep their defaults.
+    pub caused: Option<IrqCaused>,
+}
+
+/// The IPI/TLB parts of the interval between two Samples (nothing on the first).
+pub fn irq_frame(prev: Option<&Sample>, cur: &Sample) -> IrqParts {
+    let mut out = IrqParts::default();
     let Some(p) = prev else {
-        return;
+        return out;
     };
     // The kernel's own counters, even without eBPF.
     let mut tlb_ref: Option<u64> = None;
@@ -142,13 +187,11 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
             if name == "TLB" {
                 *tlb_ref.get_or_insert(0) += d;
             }
-            if let Some(cf) = frame.cpus.iter_mut().find(|c| c.cpu as usize == i) {
-                cf.interrupts.insert(name.clone(), d);
-            }
+            out.interrupts.push((i as u32, name.clone(), d));
         }
     }
     let Some(c) = cur.irq.as_ref() else {
-        return;
+        return out;
     };
     let pirq = p.irq.as_ref();
     let prev_cpus: HashMap<u32, &IrqCpu> = pirq
@@ -189,24 +232,24 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
         add(&mut tlb.shootdowns, shoot);
         add(&mut tlb.requests, delta(pc.tlb_requests, ic.tlb_requests));
         add(&mut tlb.ipis, s(1));
-        let Some(cf) = frame.cpus.iter_mut().find(|f| f.cpu == ic.cpu) else {
-            continue;
-        };
-        cf.ipi = m.recv.then(|| IpiRecvFrame {
-            call_function: r(0),
-            call_function_single: r(1),
-            reschedule: r(2),
-            irq_work: r(3),
+        out.cpus.push(IrqCpuPart {
+            cpu: ic.cpu,
+            ipi: m.recv.then(|| IpiRecvFrame {
+                call_function: r(0),
+                call_function_single: r(1),
+                reschedule: r(2),
+                irq_work: r(3),
+            }),
+            ipi_sent: m.sent.then(|| IpiSentFrame {
+                reschedule: s(0),
+                tlb: s(1),
+                call: s(2),
+                other: s(3),
+            }),
+            tlb_shootdowns: m.shootdowns.then_some(shoot),
         });
-        cf.ipi_sent = m.sent.then(|| IpiSentFrame {
-            reschedule: s(0),
-            tlb: s(1),
-            call: s(2),
-            other: s(3),
-        });
-        cf.tlb_shootdowns = m.shootdowns.then_some(shoot);
     }
-    frame.tlb = Some(tlb);
+    out.tlb = Some(tlb);
 
     // Senders, and their per-process sums.
     // Names for the senders only (a handful), not a table of every process: the BPF
@@ -250,21 +293,18 @@ pub fn derive_into(frame: &mut Frame, prev: Option<&Sample>, cur: &Sample) {
     senders.sort_by(|a, b| {
         (b.ipis, b.queued, a.pid, &a.func).cmp(&(a.ipis, a.queued, b.pid, &b.func))
     });
-    frame.ipi_senders = senders;
-    let per_proc = proc_ipis(prev, cur);
-    let opt = |on: bool, n: u64| if on { Opt::some(n) } else { Opt::NONE };
-    for row in &mut frame.procs {
-        let pi = per_proc.get(&row.pid).copied().unwrap_or_default();
-        row.ipis_caused = opt(m.sent, pi.ipis);
-        row.tlb_ipis_caused = opt(m.sent, pi.tlb_ipis);
-        row.tlb_shootdowns_caused = opt(m.caused, pi.tlb_shootdowns);
-    }
+    out.ipi_senders = senders;
+    out.caused = Some(IrqCaused {
+        sent: m.sent,
+        caused: m.caused,
+        per_pid: proc_ipis(prev, cur),
+    });
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::frame::CpuFrame;
     use crate::model::irq::{IpiSender, IrqMeasured, ProcInterrupts};
 
     const INTERRUPTS: &str = "           CPU0       CPU1       \n\
@@ -328,30 +368,31 @@ ERR:          0\n";
         s
     }
 
+    fn cpu(f: &IrqParts, cpu: u32) -> &IrqCpuPart {
+        f.cpus.iter().find(|c| c.cpu == cpu).unwrap()
+    }
+
+    fn interrupts(f: &IrqParts, cpu: u32, name: &str) -> u64 {
+        let line = f.interrupts.iter().find(|l| l.0 == cpu && l.1 == name);
+        line.unwrap().2
+    }
+
+    /// What process 42 caused, as its row shows it.
+    fn caused(f: &IrqParts) -> (Opt<u64>, Opt<u64>, Opt<u64>) {
+        f.caused.as_ref().unwrap().of(42)
+    }
+
     #[test]
     fn deltas_per_cpu_reason_and_sender() {
         let (p, c) = (sample(100), sample(103));
-        let mut f = Frame {
-            cpus: (0..2)
-                .map(|cpu| CpuFrame {
-                    cpu,
-                    ..Default::default()
-                })
-                .collect(),
-            procs: vec![crate::model::frame::ProcFrame {
-                pid: 42,
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        derive_into(&mut f, Some(&p), &c);
-        let ipi = f.cpus[1].ipi.as_ref().unwrap();
+        let f = irq_frame(Some(&p), &c);
+        let ipi = cpu(&f, 1).ipi.as_ref().unwrap();
         assert_eq!(
             (ipi.call_function, ipi.call_function_single, ipi.reschedule),
             (3, 6, 9)
         );
-        assert_eq!(f.cpus[0].tlb_shootdowns, Some(12));
-        assert_eq!(f.cpus[1].interrupts["TLB"], 33);
+        assert_eq!(cpu(&f, 0).tlb_shootdowns, Some(12));
+        assert_eq!(interrupts(&f, 1, "TLB"), 33);
         let tlb = f.tlb.as_ref().unwrap();
         assert_eq!(tlb.shootdowns, Some(24));
         assert_eq!(tlb.remote_shootdown, Some(24));
@@ -361,8 +402,8 @@ ERR:          0\n";
         assert_eq!(f.ipi_senders[0].pid, 42);
         assert_eq!(f.ipi_senders[0].kind, "tlb");
         assert_eq!(f.ipi_senders[1].func, "reschedule");
-        assert_eq!(f.procs[0].tlb_shootdowns_caused.get(), Some(30));
-        assert_eq!(f.procs[0].ipis_caused.get(), Some(30));
+        assert_eq!(caused(&f).2.get(), Some(30));
+        assert_eq!(caused(&f).0.get(), Some(30));
     }
 
     /// Linux 6.1: no ipi:ipi_send_* nor csd:*; shootdowns received and caused come from a
@@ -377,22 +418,9 @@ ERR:          0\n";
         };
         p.irq.as_mut().unwrap().measured = m;
         c.irq.as_mut().unwrap().measured = m;
-        let mut f = Frame {
-            cpus: (0..2)
-                .map(|cpu| CpuFrame {
-                    cpu,
-                    ..Default::default()
-                })
-                .collect(),
-            procs: vec![crate::model::frame::ProcFrame {
-                pid: 42,
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        derive_into(&mut f, Some(&p), &c);
-        assert!(f.cpus[1].ipi.is_some() && f.cpus[1].ipi_sent.is_none());
-        assert_eq!(f.cpus[0].tlb_shootdowns, Some(12));
+        let f = irq_frame(Some(&p), &c);
+        assert!(cpu(&f, 1).ipi.is_some() && cpu(&f, 1).ipi_sent.is_none());
+        assert_eq!(cpu(&f, 0).tlb_shootdowns, Some(12));
         let tlb = f.tlb.as_ref().unwrap();
         assert_eq!(
             (tlb.shootdowns, tlb.ipis, tlb.requests),
@@ -406,9 +434,9 @@ ERR:          0\n";
             .find(|s| s.kind == "reschedule")
             .unwrap();
         assert_eq!((resched.ipis, resched.queued), (None, None));
-        assert_eq!(f.procs[0].tlb_shootdowns_caused.get(), Some(30));
-        assert_eq!(f.procs[0].ipis_caused.get(), None);
-        assert_eq!(f.procs[0].tlb_ipis_caused.get(), None);
+        assert_eq!(caused(&f).2.get(), Some(30));
+        assert_eq!(caused(&f).0.get(), None);
+        assert_eq!(caused(&f).1.get(), None);
         let j = serde_json::to_value(&f.tlb).unwrap();
         assert!(j["ipis"].is_null() && j["requests"].is_null(), "{j}");
     }
@@ -446,8 +474,7 @@ ERR:          0\n";
                 .collect(),
             ..Default::default()
         });
-        let mut f = Frame::default();
-        derive_into(&mut f, Some(&p), &c);
+        let f = irq_frame(Some(&p), &c);
         let name = |pid: u32| {
             f.ipi_senders
                 .iter()
@@ -463,8 +490,6 @@ ERR:          0\n";
 
     #[test]
     fn first_sample_has_no_rates() {
-        let mut f = Frame::default();
-        derive_into(&mut f, None, &sample(1));
-        assert!(f.tlb.is_none());
+        assert_eq!(irq_frame(None, &sample(1)), IrqParts::default());
     }
 }
