@@ -10,6 +10,8 @@ pub mod cgroup_counters;
 mod cgroup_metrics;
 pub mod counters;
 pub mod findings;
+#[cfg(test)]
+mod group_counters_tests;
 pub mod groups;
 pub mod histogram;
 pub mod http;
