@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::app::sort::ProcSort;
 use crate::model::derive;
 use crate::model::fixtures::{incident, system};
-use crate::model::procs::fields::{FIELDS, ProcField};
+use crate::model::procs::fields::{FIELDS, ProcField, group_counters};
 use crate::ui::theme::Theme;
 
 /// Every field once, with help, and found again by its id.
@@ -131,6 +131,63 @@ fn every_metric_field_is_a_family_and_every_process_family_a_field() {
         assert!(
             from_table.contains(n),
             "ttop_{n} is not from the field table"
+        );
+    }
+}
+
+/// Every field with a group counter has its per-name family in the /metrics text, with
+/// its help and unit and a series for `comm=""`; the other `process_group_*` families are
+/// the two that are no field's (futex wait seconds, the processes count).
+#[test]
+fn every_group_counter_field_is_a_family() {
+    let mut g = crate::serve::groups::Groups::new(2, &crate::serve::groups::DEFAULT_TOP_BY);
+    g.add(&derive(
+        &system(),
+        Some(&incident(10, true)),
+        &incident(12, true),
+    ));
+    let mut o = crate::serve::out::Out::new();
+    crate::serve::counters::groups(&mut o, &g);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &o.reg).expect("encoding to a String");
+    let mut from_table = HashSet::new();
+    for (id, c) in group_counters() {
+        let family = match c.seconds {
+            true => format!("ttop_{}_seconds", c.name),
+            false => format!("ttop_{}", c.name),
+        };
+        assert!(
+            text.contains(&format!("# TYPE {family} counter\n")),
+            "{id:?}"
+        );
+        assert!(
+            text.contains(&format!("# HELP {family} {}.\n", c.help)),
+            "{id:?}"
+        );
+        assert_eq!(
+            text.contains(&format!("# UNIT {family} seconds\n")),
+            c.seconds,
+            "{id:?}"
+        );
+        assert!(
+            text.contains(&format!("\n{family}_total{{comm=\"\"}} ")),
+            "{family} has no series"
+        );
+        from_table.insert(family);
+    }
+    assert!(!from_table.is_empty());
+    let by_hand = [
+        "ttop_process_group_futex_wait_seconds",
+        "ttop_process_group_processes",
+    ];
+    for n in text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+    {
+        assert!(
+            from_table.contains(n) || by_hand.contains(&n),
+            "{n} is neither from the field table nor one of the two by hand"
         );
     }
 }

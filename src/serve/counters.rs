@@ -4,9 +4,10 @@
 
 use prometheus_client::registry::Unit;
 
-use super::groups::Groups;
+use super::groups::{GroupCounts, Groups};
 use super::out::{Labels, Out, l};
 use super::totals::{IPI_KINDS, TLB_REASONS, Totals};
+use crate::model::procs::fields::group_counters;
 
 fn n(v: u64) -> Option<f64> {
     Some(v as f64)
@@ -213,8 +214,10 @@ pub fn totals(o: &mut Out, t: &Totals) {
 }
 
 /// The bounded per-process-name families: the named groups, then `comm=""` (the rest).
+/// The field table's group counters first, then the two that are no field's (futex wait
+/// seconds and the processes count: no column of the process table shows them).
 pub fn groups(o: &mut Out, g: &Groups) {
-    let rows = |f: fn(&super::groups::GroupCounts) -> f64| {
+    let rows = |f: &dyn Fn(&GroupCounts) -> f64| {
         g.named
             .iter()
             .map(|(k, v)| (l(&[("comm", k.clone())]), Some(f(v))))
@@ -222,33 +225,19 @@ pub fn groups(o: &mut Out, g: &Groups) {
             .collect::<Vec<_>>()
     };
     let s = || Some(Unit::Seconds);
-    o.counters(
-        "process_group_cpu",
-        "On-CPU seconds of the processes with this comm (comm=\"\": every other process)",
-        s(),
-        rows(|v| v.cpu_s),
-    );
-    o.counters(
-        "process_group_runqueue_wait",
-        "Seconds the threads of these processes waited for a CPU",
-        s(),
-        rows(|v| v.runq_wait_s),
-    );
-    o.counters(
-        "process_group_threads_created",
-        "Threads these processes created",
-        None,
-        rows(|v| v.threads_created as f64),
-    );
+    for (id, c) in group_counters() {
+        let unit = if c.seconds { s() } else { None };
+        o.counters(c.name, c.help, unit, rows(&|v| v.field(id)));
+    }
     o.counters(
         "process_group_futex_wait",
         "Seconds the threads of these processes slept in futex waits",
         s(),
-        rows(|v| v.futex_wait_s),
+        rows(&|v| v.futex_wait_s),
     );
     o.family(
         "process_group_processes",
         "Processes with this comm in the last interval",
-        rows(|v| v.procs as f64),
+        rows(&|v| v.procs as f64),
     );
 }

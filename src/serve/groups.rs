@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::model::Frame;
+use crate::model::procs::fields::{ProcField, group_counters};
 
 /// What ranks the groups (`--top-by`; several add up: seconds with seconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,11 +40,13 @@ const REPLACE: f64 = 2.0;
 const MAX_SCORED: usize = 4096;
 
 /// One group's counts (per interval, or summed).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GroupCounts {
-    pub cpu_s: f64,
-    pub runq_wait_s: f64,
-    pub threads_created: u64,
+    /// The field table's group counters (`fields::group_counters`), in its order:
+    /// seconds or counts.
+    pub fields: Vec<f64>,
+    /// Seconds asleep in futex waits: not a field of the process table (no column shows
+    /// it), so not in `fields`.
     pub futex_wait_s: f64,
     /// Processes of the group in the last frame (a level, not summed).
     pub procs: u64,
@@ -59,21 +62,35 @@ pub trait Counts: Default {
 
 impl Counts for GroupCounts {
     fn add(&mut self, d: &GroupCounts) {
-        self.cpu_s += d.cpu_s;
-        self.runq_wait_s += d.runq_wait_s;
-        self.threads_created += d.threads_created;
+        if self.fields.len() < d.fields.len() {
+            self.fields.resize(d.fields.len(), 0.0);
+        }
+        for (a, b) in self.fields.iter_mut().zip(&d.fields) {
+            *a += b;
+        }
         self.futex_wait_s += d.futex_wait_s;
     }
 
     fn key(&self, by: &[TopBy]) -> f64 {
         by.iter()
             .map(|b| match b {
-                TopBy::Cpu => self.cpu_s,
-                TopBy::RunqWait => self.runq_wait_s,
-                TopBy::Threads => self.threads_created as f64,
+                TopBy::Cpu => self.field(ProcField::CpuTrue),
+                TopBy::RunqWait => self.field(ProcField::RunqWait),
+                TopBy::Threads => self.field(ProcField::Created),
                 TopBy::FutexWait => self.futex_wait_s,
             })
             .sum()
+    }
+}
+
+impl GroupCounts {
+    /// The group counter of field `id` (0 for a field without one, or none counted yet).
+    pub fn field(&self, id: ProcField) -> f64 {
+        group_counters()
+            .position(|(f, _)| f == id)
+            .and_then(|i| self.fields.get(i))
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 
@@ -191,10 +208,12 @@ impl Groups {
         let mut now: HashMap<&str, GroupCounts> = HashMap::new();
         for p in &f.procs {
             let e = now.entry(group_of(&p.comm)).or_default();
-            let cpu = p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0);
-            e.cpu_s += cpu / 100.0 * iv;
-            e.runq_wait_s += p.runq_wait_ms.unwrap_or(0.0) / 1e3;
-            e.threads_created += p.threads_created.unwrap_or(0);
+            if e.fields.is_empty() {
+                e.fields = group_counters().map(|_| 0.0).collect();
+            }
+            for (v, (_, g)) in e.fields.iter_mut().zip(group_counters()) {
+                *v += (g.amount)(p, iv);
+            }
             e.futex_wait_s += p.futex_wait_ms.get().unwrap_or(0.0) / 1e3;
             e.procs += 1;
         }
@@ -247,18 +266,24 @@ mod tests {
             assert!(g.named.len() <= 2);
             for (k, v) in &g.named {
                 if let Some(p) = last.get(k) {
-                    assert!(v.cpu_s >= *p, "{k} fell");
+                    assert!(v.field(ProcField::CpuTrue) >= *p, "{k} fell");
                 }
             }
-            last = g.named.iter().map(|(k, v)| (k.clone(), v.cpu_s)).collect();
-            assert!(g.other.cpu_s >= last_other);
-            last_other = g.other.cpu_s;
+            last = g
+                .named
+                .iter()
+                .map(|(k, v)| (k.clone(), v.field(ProcField::CpuTrue)))
+                .collect();
+            let other = g.other.field(ProcField::CpuTrue);
+            assert!(other >= last_other);
+            last_other = other;
         }
         assert!(g.named.contains_key("db") && g.named.contains_key("sh"));
         // Everything is counted once: the named groups (since promotion) plus other.
-        let named: f64 = g.named.values().map(|v| v.cpu_s).sum();
-        assert!(named + g.other.cpu_s <= fed + 1e-9);
-        assert!(named + g.other.cpu_s > 0.5 * fed);
-        assert!(g.other.cpu_s > 0.0);
+        let named: f64 = g.named.values().map(|v| v.field(ProcField::CpuTrue)).sum();
+        let other = g.other.field(ProcField::CpuTrue);
+        assert!(named + other <= fed + 1e-9);
+        assert!(named + other > 0.5 * fed);
+        assert!(other > 0.0);
     }
 }

@@ -75,6 +75,8 @@ pub struct Field {
     pub sort: Option<Sort>,
     /// What it shows of a row, at `At`.
     pub value: fn(&ProcFrame, At) -> Value<'_>,
+    /// Its bounded per-name counter family, if it has one.
+    pub group: Option<GroupCounter>,
     /// Its per-process metric family, if it has one.
     pub metric: Option<Metric>,
 }
@@ -113,6 +115,29 @@ pub struct Metric {
     pub name: &'static str,
     pub help: &'static str,
     pub value: fn(&ProcFrame, f64) -> Option<f64>,
+}
+
+/// A field's counter per process name (`serve::groups`: the top names by comm and
+/// `comm=""` for the rest, so the series stay bounded where a pid's would not): named
+/// `ttop_` + `name`, then `_seconds` when in seconds, then `_total` (a public contract).
+/// `amount` is what a process row adds in its interval, in seconds or as a count, given
+/// the interval's length in seconds. Futex wait seconds and the processes count are
+/// such families too but no field's (no column shows them; the row has its futex wait
+/// time, but a column for it would change the screen): `serve::counters` writes them.
+#[derive(Clone, Copy)]
+pub struct GroupCounter {
+    pub name: &'static str,
+    pub help: &'static str,
+    /// In seconds (else a count, without a unit).
+    pub seconds: bool,
+    pub amount: fn(&ProcFrame, f64) -> f64,
+}
+
+/// The fields with a group counter, with it, in the table's order.
+pub fn group_counters() -> impl Iterator<Item = (ProcField, &'static GroupCounter)> {
+    FIELDS
+        .iter()
+        .filter_map(|f| f.group.as_ref().map(|g| (f.id, g)))
 }
 
 /// A figure of the /proc scan: "-" for a process that was gone when /proc was scanned
@@ -167,6 +192,7 @@ pub const FIELDS: &[Field] = &[
             descending: false,
         }),
         value: |p, _| Value::Plain(p.pid.to_string()),
+        group: None,
         metric: None,
     },
     Field {
@@ -184,6 +210,7 @@ pub const FIELDS: &[Field] = &[
             true => Value::Missing,
             false => Value::Name(&p.user),
         },
+        group: None,
         metric: None,
     },
     Field {
@@ -197,6 +224,7 @@ pub const FIELDS: &[Field] = &[
             Some(v) if v <= -100 => Value::Plain("rt".to_string()),
             v => int(v),
         },
+        group: None,
         metric: None,
     },
     Field {
@@ -207,6 +235,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 180,
         sort: num("NI", |p| p.nice.map(f64::from)),
         value: |p, _| int(p.nice),
+        group: None,
         metric: None,
     },
     Field {
@@ -221,6 +250,7 @@ pub const FIELDS: &[Field] = &[
             descending: false,
         }),
         value: |p, _| Value::Name(&p.comm),
+        group: None,
         metric: None,
     },
     Field {
@@ -231,6 +261,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 56,
         sort: None,
         value: |p, _| Value::Plain(p.state.to_string()),
+        group: None,
         metric: None,
     },
     Field {
@@ -241,6 +272,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 60,
         sort: num("THR", |p| Some(f64::from(p.threads_seen))),
         value: |p, _| scanned(p, || Value::Num(f64::from(p.threads_seen), 4)),
+        group: None,
         metric: None,
     },
     Field {
@@ -251,6 +283,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 100,
         sort: None,
         value: |p, _| scanned(p, || Value::Plain(p.running_seen.to_string())),
+        group: None,
         metric: None,
     },
     Field {
@@ -261,6 +294,12 @@ pub const FIELDS: &[Field] = &[
         min_screen: 70,
         sort: num("NEW/s", |p| u(p.threads_created)),
         value: |p, at| rate(p.threads_created, at.secs),
+        group: Some(GroupCounter {
+            name: "process_group_threads_created",
+            help: "Threads these processes created",
+            seconds: false,
+            amount: |p, _| p.threads_created.unwrap_or(0) as f64,
+        }),
         metric: Some(Metric {
             name: "process_threads_created_per_second",
             help: "Threads created (top processes by creations)",
@@ -275,6 +314,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 70,
         sort: num("EXIT/s", |p| u(p.threads_exited)),
         value: |p, at| rate(p.threads_exited, at.secs),
+        group: None,
         metric: None,
     },
     Field {
@@ -285,6 +325,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 48,
         sort: num("GHOST/s", |p| u(p.ghost_threads)),
         value: |p, at| rate(p.ghost_threads, at.secs),
+        group: None,
         metric: Some(Metric {
             name: "process_ghost_threads_per_second",
             help: "Threads born and dead between two scans (no scan saw them)",
@@ -303,6 +344,7 @@ pub const FIELDS: &[Field] = &[
                 .get()
                 .map_or(Value::Missing, |v| Value::Pct(v / 10.0 / at.secs))
         },
+        group: None,
         metric: None,
     },
     Field {
@@ -313,6 +355,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 0,
         sort: num("SCAN%", |p| p.cpu_pct_scan.get()),
         value: |p, _| pct(p.cpu_pct_scan.get()),
+        group: None,
         metric: Some(Metric {
             name: "process_cpu_scan_percent",
             help: "CPU% from /proc utime+stime (top's figure)",
@@ -329,6 +372,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 130,
         sort: None,
         value: |p, _| pct(p.cpu_pct_scan_threads.get()),
+        group: None,
         metric: None,
     },
     Field {
@@ -339,6 +383,13 @@ pub const FIELDS: &[Field] = &[
         min_screen: 0,
         sort: num("TRUE%", |p| p.cpu_pct_true),
         value: |p, _| pct(p.cpu_pct_true),
+        // eBPF's on-CPU time where measured, else the scan's.
+        group: Some(GroupCounter {
+            name: "process_group_cpu",
+            help: "On-CPU seconds of the processes with this comm (comm=\"\": every other process)",
+            seconds: true,
+            amount: |p, secs| p.cpu_pct_true.or(p.cpu_pct_scan.get()).unwrap_or(0.0) / 100.0 * secs,
+        }),
         metric: Some(Metric {
             name: "process_cpu_true_percent",
             help: "On-CPU time from eBPF, exited threads included (100 = one CPU)",
@@ -353,6 +404,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 140,
         sort: num("MISS", |p| p.scan_miss.get()),
         value: |p, _| pct(p.scan_miss.get()),
+        group: None,
         metric: None,
     },
     Field {
@@ -366,6 +418,12 @@ pub const FIELDS: &[Field] = &[
             p.runq_wait_ms
                 .map_or(Value::Missing, |v| Value::Micros(v * 1e3 / at.secs))
         },
+        group: Some(GroupCounter {
+            name: "process_group_runqueue_wait",
+            help: "Seconds the threads of these processes waited for a CPU",
+            seconds: true,
+            amount: |p, _| p.runq_wait_ms.unwrap_or(0.0) / 1e3,
+        }),
         metric: None,
     },
     Field {
@@ -376,6 +434,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 120,
         sort: num("RSS", |p| Some(p.rss_kb as f64)),
         value: |p, _| scanned(p, || Value::Kb(p.rss_kb)),
+        group: None,
         metric: None,
     },
     Field {
@@ -386,6 +445,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 170,
         sort: num("TIME+", |p| p.cpu_time_s.get()),
         value: |p, _| p.cpu_time_s.get().map_or(Value::Missing, Value::TimePlus),
+        group: None,
         metric: None,
     },
     Field {
@@ -400,6 +460,7 @@ pub const FIELDS: &[Field] = &[
                 .get()
                 .map_or(Value::Missing, |t| Value::Start { t, now: at.now })
         },
+        group: None,
         metric: None,
     },
     Field {
@@ -410,6 +471,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 200,
         sort: num("VCSW/s", |p| p.ctx_switches_voluntary_per_s.get()),
         value: |p, _| per_s(p.ctx_switches_voluntary_per_s.get()),
+        group: None,
         metric: None,
     },
     Field {
@@ -420,6 +482,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 200,
         sort: num("ICSW/s", |p| p.ctx_switches_involuntary_per_s.get()),
         value: |p, _| per_s(p.ctx_switches_involuntary_per_s.get()),
+        group: None,
         metric: None,
     },
     Field {
@@ -430,6 +493,7 @@ pub const FIELDS: &[Field] = &[
         min_screen: 200,
         sort: num("MAJFLT/s", |p| p.majflt_per_s.get()),
         value: |p, _| per_s(p.majflt_per_s.get()),
+        group: None,
         metric: None,
     },
 ];
