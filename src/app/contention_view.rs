@@ -147,18 +147,14 @@ impl ContentionView {
         true
     }
 
-    /// A click on a column's title: sort by it, or reverse the sort it already has.
-    pub fn sort_by(&mut self, k: crate::app::mouse::SortKey) {
-        use crate::app::mouse::SortKey;
-        fn pick<T: PartialEq>(cur: &mut T, rev: &mut bool, k: T) {
-            *rev = *cur == k && !*rev;
-            *cur = k;
-        }
-        match k {
-            SortKey::Futex(k) => pick(&mut self.futex_sort, &mut self.futex_reverse, k),
-            SortKey::Lock(k) => pick(&mut self.lock_sort, &mut self.lock_reverse, k),
-            SortKey::Proc(_) => {}
-        }
+    /// A click on a futex column's title: sort by it, or reverse the sort it already has.
+    pub fn sort_futexes_by(&mut self, k: FutexSort) {
+        pick(&mut self.futex_sort, &mut self.futex_reverse, k);
+    }
+
+    /// The same for the kernel-lock table.
+    pub fn sort_locks_by(&mut self, k: LockSort) {
+        pick(&mut self.lock_sort, &mut self.lock_reverse, k);
     }
 
     /// Futex words in display order (biggest first unless reversed).
@@ -180,6 +176,12 @@ impl ContentionView {
         });
         rows
     }
+}
+
+/// Sort by `k`, or reverse the sort when it is `k` already.
+fn pick<T: PartialEq>(cur: &mut T, rev: &mut bool, k: T) {
+    *rev = *cur == k && !*rev;
+    *cur = k;
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod profile_view;
 pub mod prompt_edit;
 pub mod replay;
 pub mod replay_keys;
+pub mod row;
 pub mod run;
 pub mod screen;
 pub mod sort;

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use crate::model::frame::{Frame, ProcFrame};
 
 /// The process table's sort: one of the sortable fields of the field table.
-use super::tree::Row;
+use super::row::Row;
 pub use crate::model::procs::fields::ProcField as ProcSort;
 use crate::model::procs::fields::{Key, Sort};
 

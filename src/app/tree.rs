@@ -6,34 +6,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::row::Row;
 use super::sort::ProcWindow;
 use super::thread_rows::ThreadsOf;
-use crate::model::frame::{ProcFrame, ThreadFrame};
-
-/// A row of the process table: a process, or one of its threads (the tree with `H`).
-#[derive(Debug, Clone, Copy)]
-pub enum Row<'a> {
-    Proc(&'a ProcFrame),
-    Thread(&'a ThreadFrame),
-}
-
-impl<'a> Row<'a> {
-    /// What the selection holds: the PID, or the thread's TID (one number space).
-    pub fn id(&self) -> u32 {
-        match self {
-            Row::Proc(p) => p.pid,
-            Row::Thread(t) => t.tid,
-        }
-    }
-
-    /// The process row, None for a thread.
-    pub fn proc(&self) -> Option<&'a ProcFrame> {
-        match self {
-            Row::Proc(p) => Some(p),
-            Row::Thread(_) => None,
-        }
-    }
-}
+use crate::model::frame::ProcFrame;
 
 /// `rows` (already sorted and narrowed) in tree order, each with its branch prefix
 /// ("" for a root, then "├─ ", "│  └─ " ...); under each process its threads in
@@ -123,6 +99,7 @@ pub fn tree_window<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::frame::ThreadFrame;
 
     fn row(pid: u32, ppid: u32) -> ProcFrame {
         ProcFrame {

@@ -8,7 +8,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::fmt;
-use super::futexes::dur_us;
+use super::fmt::dur_us;
 use super::theme::Theme;
 use crate::model::procs::blocked::{BlockedRow, why};
 

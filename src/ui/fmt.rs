@@ -130,6 +130,25 @@ pub fn wrapped_rows(line: &ratatui::text::Line, w: usize) -> usize {
     rows
 }
 
+/// A duration given in microseconds, in at most 7 characters: 850ns, 18.5us, 1.23ms, 4.77s.
+pub fn dur_us(us: f64) -> String {
+    if us <= 0.0 {
+        "0".into()
+    } else if us < 1.0 {
+        format!("{:.0}ns", us * 1e3)
+    } else if us < 100.0 {
+        format!("{us:.1}us")
+    } else if us < 1e3 {
+        format!("{us:.0}us")
+    } else if us < 1e5 {
+        format!("{:.2}ms", us / 1e3)
+    } else if us < 1e6 {
+        format!("{:.0}ms", us / 1e3)
+    } else {
+        format!("{:.2}s", us / 1e6)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

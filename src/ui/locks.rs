@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::Mapped;
 use super::fmt;
-use super::futexes::dur_us;
+use super::fmt::dur_us;
 use super::sorted_table::{Col, Table2, TextCol};
 use super::theme::Theme;
 use crate::app::App;

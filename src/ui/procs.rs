@@ -12,10 +12,10 @@ use super::theme::Theme;
 use super::{Mapped, fmt};
 use crate::app::App;
 use crate::app::mouse::{HeaderCell, SortKey, TableGeom, TableKind};
+use crate::app::row::Row as TableRow;
 use crate::app::sort::ProcSort;
 use crate::app::state::matches_text;
 use crate::app::thread_rows::{PER_THREAD, as_proc};
-use crate::app::tree::Row as TableRow;
 use crate::model::Frame;
 use crate::model::frame::{ProcFrame, ThreadFrame};
 
@@ -36,7 +36,7 @@ pub fn text(c: &Col, p: &ProcFrame, at: At) -> String {
         Value::Num(v, w) => fmt::num(v, w),
         Value::Pct(v) => fmt::pct(v),
         Value::Kb(v) => fmt::kb(v),
-        Value::Micros(v) => super::futexes::dur_us(v),
+        Value::Micros(v) => fmt::dur_us(v),
         Value::TimePlus(v) => fmt::time_plus(v),
         Value::Start { t, now } => fmt::start(t, now),
     }

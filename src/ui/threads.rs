@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::fmt;
-use super::futexes::dur_us;
+use super::fmt::dur_us;
 use super::theme::Theme;
 use super::time_split;
 use crate::app::App;

@@ -25,7 +25,8 @@ impl App {
         self.act_result = None;
         match a {
             MouseAction::SortBy(SortKey::Proc(k)) => self.handle(Action::SortBy(k)),
-            MouseAction::SortBy(k) => self.contention.sort_by(k),
+            MouseAction::SortBy(SortKey::Futex(k)) => self.contention.sort_futexes_by(k),
+            MouseAction::SortBy(SortKey::Lock(k)) => self.contention.sort_locks_by(k),
             MouseAction::Select(i) => match table.map(|t| t.kind) {
                 Some(TableKind::Cgroups) => self.cgroups.sel = i,
                 _ => match self.rows().get(i) {

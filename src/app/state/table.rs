@@ -3,9 +3,10 @@
 //! selection among them.
 
 use super::App;
+use crate::app::row::Row;
 use crate::app::sort::{ProcWindow, proc_window, sorted_procs};
 use crate::app::thread_rows::threads_of;
-use crate::app::tree::{Row, tree_order, tree_window};
+use crate::app::tree::{tree_order, tree_window};
 use crate::model::Frame;
 use crate::model::frame::ProcFrame;
 
