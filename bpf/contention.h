@@ -204,7 +204,12 @@ static __always_inline void futex_hist_add(__u64 dur)
 
 	if (!h)
 		return;
-	e = log2_u64(dur);
+	/* The index goes through this CPU's own value and back: loaded from a map it is
+	 * a plain scalar to the verifier. Computed in registers, older verifiers (6.1 and
+	 * before) followed the log2's branch LLVM makes (x > 2^32) into an impossible
+	 * range at the bound check below (umin 40 > umax 38) and rejected the access. */
+	*(volatile __u64 *)&h->scratch = log2_u64(dur);
+	e = *(volatile __u64 *)&h->scratch;
 	if (e >= TTOP_FUTEX_HIST_SLOTS)
 		e = TTOP_FUTEX_HIST_SLOTS - 1;
 	h->slots[e]++;

@@ -174,6 +174,7 @@ enum ttop_drop {
 struct ttop_futex_hist {
 	__u64 slots[TTOP_FUTEX_HIST_SLOTS];
 	__u64 sum_ns;
+	__u64 scratch;      /* the slot index, stored and loaded again (futex_hist_add) */
 };
 
 #define TTOP_USTACK_COPIES 512

@@ -118,7 +118,7 @@ impl ContentionCollector {
     /// The futex wait histogram summed over CPUs, and its total ns (empty if unread).
     fn futex_wait_hist(&self) -> (Vec<u64>, u64) {
         const _: () =
-            assert!(std::mem::size_of::<types::ttop_futex_hist>() == (FUTEX_HIST_SLOTS + 1) * 8);
+            assert!(std::mem::size_of::<types::ttop_futex_hist>() == (FUTEX_HIST_SLOTS + 2) * 8);
         let Ok(Some(per_cpu)) = self
             .skel
             .maps
@@ -127,12 +127,14 @@ impl ContentionCollector {
         else {
             return (Vec::new(), 0);
         };
-        let mut slots = vec![0u64; FUTEX_HIST_SLOTS + 1];
+        // The slots, sum_ns, then the programs' scratch word (left out).
+        let mut slots = vec![0u64; FUTEX_HIST_SLOTS + 2];
         for cpu in &per_cpu {
             for (acc, c) in slots.iter_mut().zip(cpu.chunks_exact(8)) {
                 *acc += u64::from_ne_bytes(c.try_into().unwrap_or([0; 8]));
             }
         }
+        slots.pop();
         let ns = slots.pop().unwrap_or(0);
         (slots, ns)
     }
