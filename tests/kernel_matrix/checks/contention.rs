@@ -183,9 +183,18 @@ fn maps_text_reads_are_rare_and_cheap() {
     // (Under QEMU's TCG every instruction is emulated and ttop's reads of the victim's
     // memory (its command line, a PROCMAP_QUERY) are preempted while they hold the lock:
     // a 6.12 guest on a host busy with builds saw 62 ms in 3 waits, 2.5 ms on a quiet one.)
-    let per_read = if in_vm() { 80.0 } else { 20.0 };
-    assert!(
-        wait_ms <= per_read * reads.max(1) as f64,
-        "{wait_ms:.2} ms of waits on ttop"
-    );
+    // In a guest the number of such preempted holds varies (3 waits, 62 ms; 4 waits,
+    // 87 ms in a CI-like run), so there the bound is on each wait: seed 002's stall is
+    // one wait of hundreds of ms, a TCG preemption one of ~25 ms.
+    if in_vm() {
+        assert!(
+            max_ms <= 50.0,
+            "a wait of {max_ms:.2} ms on ttop ({wait_ms:.2} ms in {waits} waits)"
+        );
+    } else {
+        assert!(
+            wait_ms <= 20.0 * reads.max(1) as f64,
+            "{wait_ms:.2} ms of waits on ttop"
+        );
+    }
 }
