@@ -5,7 +5,12 @@
 //!
 //! top's count is one reading a second of a fast-moving state, so no two scans agree
 //! second by second, top's own included; the comparison is of the medians over the
-//! seconds the workload ran, within 50% or 10 threads (the issue's tolerance).
+//! seconds the workload ran: on the controls within 10% or one thread (top counts itself
+//! running), on the churn within 50% or 10 threads. The issue asks 30% there, and the
+//! medians did agree within it in most runs, but not reliably: they are 5-30 running
+//! threads from 4-12 frames of a bimodal count, two real tops side by side differed by up
+//! to 1.6x (one run of four), and ttop against top by 0.45-2.0x (one run of eight each
+//! way), so a 30% check would fail CI now and then on noise alone.
 
 mod common;
 
@@ -17,7 +22,7 @@ use serde_json::Value;
 
 /// How long each control runs, and the part of it compared (after its threads started,
 /// before it winds down).
-const RUN_S: f64 = 7.0;
+const RUN_S: f64 = 10.0;
 /// The churn starves top and ttop alike (a frame every 1.5-3.5 s instead of 1; CI once
 /// got two ttop frames out of 12 s): run it longer.
 const CHURN_S: f64 = 16.0;
@@ -120,22 +125,24 @@ struct Run {
     procs_running: Vec<(f64, f64)>,
 }
 
-/// Run `creators ARGS` (or `spin`) for RUN_S seconds with ttop (already loaded) and top
-/// beside it, and keep what each saw while the workload ran in full.
-fn side_by_side(workload: &str, args: &[&str], secs: f64) -> Run {
+/// Run `creators ARGS` (or `spin`) for RUN_S seconds with ttop (already loaded) and
+/// `tops` tops beside it, and keep what each saw while the workload ran in full.
+fn side_by_side(workload: &str, args: &[&str], secs: f64, tops: usize) -> Run {
     let n = (secs + 4.0).to_string();
     let ttop = ttop_spawn(&["--json", "-d", "1", "-n", &n]);
     // eBPF loads in under a second; the first frame comes one interval later.
     std::thread::sleep(Duration::from_millis(1500));
     let start = wall_now();
     let mut w = spawn_workload(workload, args);
-    // Four tops at half-second delays: a starved top gets one frame out every 3-5 s,
-    // and its count is bimodal (now and then its scan fits in one slice and sees most
-    // threads), so a median needs several frames.
-    let tops: Vec<_> = (0..4)
+    // On the churn, four tops at half-second delays: a starved top gets one frame out
+    // every 3-5 s, and its count is bimodal (now and then its scan fits in one slice and
+    // sees most threads), so a median needs several frames. On the controls one: each
+    // top counts itself running, and three more tops would be three more running.
+    let frames = ((2.0 * secs) as u32).to_string();
+    let tops: Vec<_> = (0..tops)
         .map(|_| {
             Command::new("top")
-                .args(["-H", "-b", "-d", "0.5", "-n", "14", "-w", "200"])
+                .args(["-H", "-b", "-d", "0.5", "-n", &frames, "-w", "200"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn()
@@ -187,13 +194,14 @@ fn running(frames: &[Value], key: &str) -> Vec<f64> {
         .collect()
 }
 
-/// The medians of top's and ttop's running counts agree within 50% or 10 threads.
-fn assert_like_top(what: &str, r: &Run) -> (f64, f64) {
-    like_top(what, r).unwrap_or_else(|why| panic!("{why}"))
+/// The medians of top's and ttop's running counts agree within `rel` of top's or `abs`
+/// threads.
+fn assert_like_top(what: &str, r: &Run, rel: f64, abs: f64) -> (f64, f64) {
+    like_top(what, r, rel, abs).unwrap_or_else(|why| panic!("{why}"))
 }
 
 /// `assert_like_top`, Err saying how they differ.
-fn like_top(what: &str, r: &Run) -> Result<(f64, f64), String> {
+fn like_top(what: &str, r: &Run, rel: f64, abs: f64) -> Result<(f64, f64), String> {
     let top: Vec<f64> = r.top.iter().map(|f| f.running).collect();
     let ours = running(&r.ttop, "scan_running");
     let truth = running(&r.ttop, "true_avg");
@@ -205,14 +213,18 @@ fn like_top(what: &str, r: &Run) -> Result<(f64, f64), String> {
     for v in &views {
         eprintln!("{what}: top_view {v}");
     }
+    // The churn's count is bimodal and needs four frames for a median; a control's is
+    // steady (pool 46-47 in every frame), and a top starved by other work on the
+    // machine (three engineers' builds) got only three out in 10 s.
+    let want = if rel < 0.5 { 3 } else { 4 };
     assert!(
-        top.len() >= 4,
+        top.len() >= want,
         "{what}: only {} top frames in the window",
         top.len()
     );
     assert!(ours.len() >= 3, "{what}: only {} ttop frames", ours.len());
     let (mt, mo) = (median(&top), median(&ours));
-    let tol = (0.5 * mt).max(10.0);
+    let tol = (rel * mt).max(abs);
     if (mo - mt).abs() > tol {
         return Err(format!(
             "{what}: ttop's top view (median {mo}) is not top's (median {mt}) within {tol}"
@@ -238,18 +250,18 @@ fn top_view_undercounts_churn_as_top_does() {
     }
     let _g = kernel_lock();
     let secs = CHURN_S.to_string();
-    let run = || side_by_side("creators", &["120", &secs, "1000", "0"], CHURN_S);
+    let run = || side_by_side("creators", &["120", &secs, "1000", "0"], CHURN_S, 4);
     let mut r = run();
     // Starved, top gets few frames out and its count is bimodal (now and then a scan
     // fits in one slice and sees most threads): CI once had top's median at 13.5 from six
     // frames, one of them 118, against ttop's 3 (by hand, five runs: top 6-8.5, ttop
     // 3-4.5). One more run before judging.
-    let (top_med, ours_med) = match like_top("churn", &r) {
+    let (top_med, ours_med) = match like_top("churn", &r, 0.5, 10.0) {
         Ok(m) => m,
         Err(why) => {
             eprintln!("run 1: {why}; running the experiment once more");
             r = run();
-            assert_like_top("churn", &r)
+            assert_like_top("churn", &r, 0.5, 10.0)
         }
     };
     let truth = median(&running(&r.ttop, "true_avg"));
@@ -335,8 +347,8 @@ fn top_view_matches_top_where_top_is_right() {
         ("pool", "creators", vec!["40", &secs, "1000", "1"], 40.0),
         ("spinners", "spin", vec!["8", &secs], 8.0),
     ] {
-        let r = side_by_side(workload, &args, RUN_S);
-        let (top_med, ours_med) = assert_like_top(what, &r);
+        let r = side_by_side(workload, &args, RUN_S, 1);
+        let (top_med, ours_med) = assert_like_top(what, &r, 0.1, 1.0);
         // Machine-wide counts: at least the workload's K (more when something else runs,
         // as the other engineers' compilers did beside these tests).
         assert!(
