@@ -325,13 +325,19 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 		bool dead = prev_state & TASK_DEAD;
 		t = thread_get(btf, prev, prev_tid, !dead);
 		if (t) {
-			if (t->on_cpu && t->cpu == cpu && now > t->last_in)
-				t->oncpu_wall_ns += now - t->last_in;
-			t->sum_ns = task_runtime(btf, prev);
+			__u64 sum = task_runtime(btf, prev);
+
+			if (t->on_cpu && t->cpu == cpu) {
+				if (now > t->last_in)
+					t->oncpu_wall_ns += now - t->last_in;
+			} else {
+				unseen_in(t, sum, now);
+			}
+			t->sum_ns = sum;
 			t->on_cpu = 0;
 			t->switches++;
 			/* It was running, so a pending enq_ts is from before a switch-in we
-			 * never saw: that wait is unknowable. */
+			 * never saw: its scheduling latency is unknowable. */
 			if (t->enq_ts)
 				drop(DROP_LAT_STALE);
 			t->enq_ts = 0;

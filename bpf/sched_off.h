@@ -102,4 +102,30 @@ static __always_inline void off_end(struct thread_stats *t, __u64 now)
 	t->off_ts = 0;
 }
 
+/* `t` leaves a CPU we never saw it come onto: the kernel did not deliver that
+ * sched_switch (on 6.18 in a VM a few a second, after one thread's switch-out went
+ * missing; the header's "sched skips"). Since its last event it was waiting (enq_ts) or
+ * asleep (off_ts) and then ran for `sum` - t->sum_ns of CPU time, exactly, by the
+ * kernel's own count: that part is on-CPU, the rest of the time is charged to what it
+ * was in, so its wall time still adds up (it used to be lost whole). */
+static __always_inline void unseen_in(struct thread_stats *t, __u64 sum, __u64 now)
+{
+	__u64 since = t->enq_ts ? t->enq_ts : t->off_ts;
+	__u64 ran, span;
+	__u32 c = t->off_cause;
+
+	if (!since || now <= since)
+		return;
+	span = now - since;
+	ran = sum > t->sum_ns ? sum - t->sum_ns : 0;
+	if (ran > span)
+		ran = span;
+	t->oncpu_wall_ns += ran;
+	if (t->enq_ts)
+		t->runq_wait_ns += span - ran;
+	else if (c < TTOP_SPLIT__COUNT)
+		t->off_ns[c] += span - ran;
+	t->off_ts = 0;
+}
+
 #endif

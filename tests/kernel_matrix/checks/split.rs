@@ -70,7 +70,7 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
     let dir = env!("CARGO_TARGET_TMPDIR");
     // Under QEMU's single-threaded TCG ttop's reads are slow and often preempted: a
     // wait in progress moves between intervals more often.
-    let (per_interval, per_run) = if in_vm() { (0.05, 0.02) } else { (0.02, 0.01) };
+    let (per_interval, per_run) = if in_vm() { (0.05, 0.02) } else { (0.01, 0.01) };
     // Long enough for a slow guest's ttop to start; killed once the frames are in.
     let (mut w, pid, roles) = start("120", dir);
     let frames = ttop_json(&["--json", "-n", "5", "-d", "1", "-p", &pid.to_string()]);
@@ -102,12 +102,13 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
                     .map(|k| format!("{k}={:.3}", part(t, k)))
                     .collect::<Vec<_>>()
             );
-            // Every nanosecond in one place. Per interval within 2%: a runnable
-            // thread's wait in progress at the read is counted there only when the scan
-            // saw it runnable or it was woken after the scan began (a stale enqueue time
-            // must not count), else it lands in the next interval, with its switch-in
-            // (seen: 1.2-1.7% of a second, about one run in five on 2 busy CPUs). Over
-            // the whole run within 1% (below).
+            // Every nanosecond in one place, per interval within 1% (the issue's
+            // bound). A thread the kernel switched in without a sched_switch event
+            // (the header's "sched skips", a few a second on 6.18 in this VM) used to
+            // lose its wait and its stretch on the CPU: 1.2-2.2% of a second in about
+            // one interval in 40 on 2 busy CPUs. Its switch-out now splits that time by
+            // the kernel's own runtime: in an A/B under two spinners, 0 of 228
+            // intervals off by more than 0.5% (before: 4 of 204, one over 1%).
             assert_within(&format!("{role}'s parts"), s, secs, per_interval);
             *run.entry(role.clone()).or_default() += s;
             let share = |ks: &[&str]| ks.iter().map(|k| part(t, k)).sum::<f64>() / s;

@@ -80,7 +80,7 @@ fn lock_waits_land_in_the_lock_parts_and_nowhere_else() {
                 &format!("{role} {}'s parts", t["tid"]),
                 sum,
                 s,
-                if in_vm() { 0.05 } else { 0.02 },
+                if in_vm() { 0.05 } else { 0.01 },
             );
         }
         mmap_view += f["mmap_lock"]
