@@ -1,6 +1,6 @@
-//! `ttop profile`: sample on-CPU stacks for a while, then write them folded and/or as an
-//! SVG flame graph (inferno draws it). The samples, unwinding and naming are
-//! `collect::profile`'s; the format is `model::profile`'s.
+//! `ttop profile`: sample on-CPU stacks for a while, then write them folded, as an
+//! SVG flame graph (inferno draws it) and/or as pprof with source lines. The samples,
+//! unwinding and naming are `collect::profile`'s; the formats are `model::profile`'s.
 
 use std::io::Write;
 use std::path::Path;

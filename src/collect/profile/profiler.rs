@@ -81,8 +81,9 @@ pub struct Profiler {
     /// Functions (innermost inlined call first, with their lines) per (process,
     /// address, is a return address).
     names: HashMap<(u32, u64, bool), Location>,
-    /// Kernel stacks by stack id, named, outermost first.
-    kstacks: HashMap<i32, Rc<[String]>>,
+    /// Kernel stacks by stack id, named, outermost first: each frame a name-only
+    /// location, so that keeping a stack's lines allocates nothing per kernel frame.
+    kstacks: HashMap<i32, Rc<[Location]>>,
     /// Process names, read when a process is first sampled.
     comms: HashMap<u32, String>,
     profile: FoldedProfile,
@@ -349,12 +350,14 @@ impl Profiler {
                             kallsyms::lookup(ip).is_some_and(|(n, _)| is_tracing_frame(n))
                         })
                         .map_or(0, |i| i + 1);
-                    let n: Rc<[String]> = ips[own..]
+                    let n: Rc<[Location]> = ips[own..]
                         .iter()
                         .rev()
-                        .map(|&ip| match kallsyms::lookup(ip) {
-                            Some((n, _)) => format!("{n}_[k]"),
-                            None => "[unknown]_[k]".to_string(),
+                        .map(|&ip| {
+                            named(match kallsyms::lookup(ip) {
+                                Some((n, _)) => format!("{n}_[k]"),
+                                None => "[unknown]_[k]".to_string(),
+                            })
                         })
                         .collect();
                     self.kstacks.insert(s.kstack, n.clone());
@@ -362,9 +365,9 @@ impl Profiler {
                 }
             };
             if self.lines {
-                locs.extend(names.iter().map(|n| named(n.as_str())));
+                locs.extend(names.iter().cloned());
             }
-            frames.extend(names.iter().cloned());
+            frames.extend(names.iter().map(|l| l[0].name.clone()));
         }
         let located = self.lines.then(|| LocatedStack {
             pid,

@@ -259,3 +259,34 @@ fn folded_lines_encode_as_names_only() {
     assert_eq!(d.samples[0].0, leaf_first);
     assert_eq!(d.samples[0].1, [6, 6 * d.period]);
 }
+
+#[test]
+fn names_are_cleaned_as_the_folded_lines_clean_them() {
+    let mut p = FoldedProfile::default();
+    let odd = "operator;\nx";
+    p.add(
+        StackKey {
+            pid: 1,
+            process: "a;b".into(),
+            thread: "a;b".into(),
+            frames: vec![odd.into()],
+        },
+        1,
+    );
+    p.add_located(
+        LocatedStack {
+            pid: 1,
+            process: "a;b".into(),
+            thread: "a;b".into(),
+            locations: vec![Arc::new([src(odd, "/x.cc", 9)])],
+        },
+        1,
+    );
+    assert_eq!(p.folded(), ["a:b-1;a:b;operator::x 1"]);
+    let d = decode(&encode_stacks(&p.located_stacks(), &ON_CPU));
+    assert_eq!(d.samples[0].0, ["operator::x", "a:b", "a:b-1"]);
+    assert!(
+        d.functions
+            .contains(&("operator::x".into(), "/x.cc".into()))
+    );
+}

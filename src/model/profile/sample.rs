@@ -206,18 +206,22 @@ impl FoldedProfile {
                 let mut locs: Vec<located::Location> =
                     root.into_iter().map(located::named).collect();
                 for l in &k.locations {
-                    let cleaned: Vec<located::SrcFrame> = l
-                        .iter()
-                        .map(|f| located::SrcFrame {
-                            name: clean(&f.name),
-                            ..f.clone()
-                        })
-                        .collect();
-                    for f in cleaned.iter().rev() {
+                    // Shared as it is unless a name needs cleaning (seldom).
+                    let l = if l.iter().any(|f| f.name.contains([';', '\n'])) {
+                        l.iter()
+                            .map(|f| located::SrcFrame {
+                                name: clean(&f.name),
+                                ..f.clone()
+                            })
+                            .collect()
+                    } else {
+                        l.clone()
+                    };
+                    for f in l.iter().rev() {
                         line.push(';');
                         line.push_str(&f.name);
                     }
-                    locs.push(cleaned.into());
+                    locs.push(l);
                 }
                 (line, (locs, *n))
             })
