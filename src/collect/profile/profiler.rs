@@ -301,7 +301,9 @@ impl Profiler {
         let mut locs: Vec<Location> = Vec::new();
         if self.off_cpu {
             frames.push(off_cpu_reason(s.reason).to_string());
-            locs.push(named(off_cpu_reason(s.reason)));
+            if self.lines {
+                locs.push(named(off_cpu_reason(s.reason)));
+            }
         }
         if s.len > 0 || s.ip != 0 {
             let copy = StackCopy {
