@@ -1,6 +1,6 @@
-//! `ttop profile`: sample on-CPU stacks for a while, then write them folded and/or as an
-//! SVG flame graph (inferno draws it). The samples, unwinding and naming are
-//! `collect::profile`'s; the format is `model::profile`'s.
+//! `ttop profile`: sample on-CPU stacks for a while, then write them folded, as an
+//! SVG flame graph (inferno draws it) and/or as pprof with source lines. The samples,
+//! unwinding and naming are `collect::profile`'s; the formats are `model::profile`'s.
 
 use std::io::Write;
 use std::path::Path;
@@ -57,6 +57,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
         filter: filtered,
         pids,
         off_cpu: args.off_cpu,
+        lines: args.pprof.is_some(),
     })
     .map_err(anyhow::Error::msg)?;
     let stop = crate::stop::Stop::on_signals()?;
@@ -127,7 +128,7 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
             start_unix_ns: wall.saturating_sub(took).as_nanos() as u64,
             duration_ns: took.as_nanos() as u64,
         };
-        let bytes = crate::model::profile::pprof::encode(&lines, &kind);
+        let bytes = crate::model::profile::pprof::encode_stacks(&prof.located_stacks(), &kind);
         std::fs::write(path, bytes).with_context(|| format!("write {}", path.display()))?;
     }
     Ok(())

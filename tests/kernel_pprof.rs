@@ -1,6 +1,8 @@
 //! `ttop profile --pprof FILE` read by the reference reader, `go tool pprof` (issue 35
 //! item 5): the 3:1 burner's two functions get the same samples there as in the folded
-//! output written by the same run, and the CPU time is samples times the period.
+//! output written by the same run, and the CPU time is samples times the period; by
+//! line (`-lines`), the burner's functions (built `-g`) are in its source file at lines
+//! inside their own bodies.
 
 mod common;
 
@@ -11,8 +13,9 @@ use common::profile::*;
 use common::watch::pid_of;
 use common::*;
 
-/// `go tool pprof -top` of `file` for one sample type: flat value per function.
-fn pprof_top(file: &std::path::Path, index: &str) -> BTreeMap<String, f64> {
+/// `go tool pprof -top` of `file` for one sample type: flat value per function (with
+/// `-lines`, per "function file:line").
+fn pprof_top(file: &std::path::Path, index: &str, lines: bool) -> BTreeMap<String, f64> {
     let go = go_bin().expect("Go (installed by .ci/deps)");
     let o = Command::new(go)
         .args([
@@ -24,6 +27,7 @@ fn pprof_top(file: &std::path::Path, index: &str) -> BTreeMap<String, f64> {
             "-unit=ns",
         ])
         .arg(format!("-sample_index={index}"))
+        .args(lines.then_some("-lines"))
         .arg(file)
         .output()
         .expect("go tool pprof");
@@ -46,29 +50,47 @@ fn pprof_top(file: &std::path::Path, index: &str) -> BTreeMap<String, f64> {
         .collect()
 }
 
-#[test]
-fn pprof_shares_equal_the_folded_shares() {
-    if !require_root("pprof_shares_equal_the_folded_shares") {
-        return;
+/// For `test`: start `workload` (name, arguments), run `ttop profile -p PID ARGS
+/// --pprof PB` on it, stop it. False (skipped) when not root.
+fn profile_workload(
+    test: &str,
+    workload: (&str, &[&str]),
+    args: &[&str],
+    pb: &std::path::Path,
+) -> bool {
+    if !require_root(test) {
+        return false;
     }
     let _g = kernel_lock();
-    let mut w = spawn_workload("burn31", &["1", "9"]);
-    let pid = pid_of(&mut w);
-    let (folded, pb) = (tmp("pprof.folded"), tmp("pprof.pb"));
+    let mut w = spawn_workload(workload.0, workload.1);
+    let pid = pid_of(&mut w).to_string();
     let out = Command::new(ttop_bin())
-        .args(["profile", "-p", &pid.to_string(), "--duration", "4", "-o"])
-        .arg(&folded)
+        .args(["profile", "-p", &pid])
+        .args(args)
         .arg("--pprof")
-        .arg(&pb)
+        .arg(pb)
         .output()
         .unwrap();
     let _ = w.kill();
     let _ = w.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ttop profile {args:?}: {err}");
+    true
+}
+
+#[test]
+fn pprof_shares_equal_the_folded_shares() {
+    let (folded, pb) = (tmp("pprof.folded"), tmp("pprof.pb"));
+    let o = folded.to_str().unwrap();
+    let test = "pprof_shares_equal_the_folded_shares";
+    if !profile_workload(
+        test,
+        ("burn31", &["1", "9"]),
+        &["--duration", "4", "-o", o],
+        &pb,
+    ) {
+        return;
+    }
     let lines = parse_folded(&std::fs::read_to_string(&folded).unwrap());
     let total: u64 = lines.iter().map(|(_, n)| n).sum();
     let leaf = |f: &str| -> u64 {
@@ -78,8 +100,8 @@ fn pprof_shares_equal_the_folded_shares() {
             .map(|(_, n)| n)
             .sum()
     };
-    let counts = pprof_top(&pb, "samples");
-    let cpu = pprof_top(&pb, "cpu");
+    let counts = pprof_top(&pb, "samples", false);
+    let cpu = pprof_top(&pb, "cpu", false);
     // The period pprof carries: whole nanoseconds per sample at 99 Hz.
     let period = (1e9f64 / 99.0).floor();
     for f in ["burn_a", "burn_b"] {
@@ -99,4 +121,130 @@ fn pprof_shares_equal_the_folded_shares() {
     }
     let pprof_total: f64 = counts.values().sum();
     assert_eq!(pprof_total, total as f64, "flat samples over all functions");
+
+    // By line: "burn_a /…/burn31.c:23".
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/burn31.c"),
+    )
+    .unwrap();
+    let by_line = pprof_top(&pb, "samples", true);
+    // Their caller's frames are return addresses: the lines of the calls, in worker.
+    for f in ["burn_a", "burn_b", "worker"] {
+        let body = body_lines(&src, f);
+        let rows: Vec<(&String, &f64)> = by_line
+            .iter()
+            .filter(|(k, _)| k.split(' ').next() == Some(f))
+            .collect();
+        eprintln!("{f}: lines {body:?} of burn31.c: {rows:?}");
+        for (row, _) in &rows {
+            let (file, line) = row
+                .split_once(' ')
+                .and_then(|(_, at)| at.rsplit_once(':'))
+                .unwrap_or_else(|| panic!("{row}: no file:line"));
+            assert!(
+                file.ends_with("/burn31.c"),
+                "{row}: not the burner's source"
+            );
+            let line: u32 = line.parse().unwrap();
+            assert!(body.contains(&line), "{row}: line outside {f} {body:?}");
+        }
+        assert!(!rows.is_empty(), "{f}: no line");
+        let samples: f64 = rows.iter().map(|(_, n)| **n).sum();
+        assert_eq!(samples, leaf(f) as f64, "{f}: its lines' flat samples");
+    }
+}
+
+/// The lines of C function `f` in `src`, 1-based: from its definition's first line to
+/// the `}` that closes it in column 0.
+fn body_lines(src: &str, f: &str) -> std::ops::RangeInclusive<u32> {
+    let lines: Vec<&str> = src.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains(&format!("{f}(")) && l.trim_end().ends_with('{'))
+        .unwrap_or_else(|| panic!("{f} not defined"));
+    let end = start
+        + lines[start..]
+            .iter()
+            .position(|l| *l == "}")
+            .unwrap_or_else(|| panic!("{f} not closed"));
+    (start as u32 + 1)..=(end as u32 + 1)
+}
+
+/// `go tool pprof -raw` of `file`: each location's lines, innermost first, as
+/// (function, file, line).
+fn pprof_locations(file: &std::path::Path) -> Vec<Vec<(String, String, u32)>> {
+    let go = go_bin().expect("Go (installed by .ci/deps)");
+    let o = Command::new(go)
+        .args(["tool", "pprof", "-raw"])
+        .arg(file)
+        .output()
+        .expect("go tool pprof");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // "    13: 0x0 M=1 Worker::step /…/cppmutex.cpp:38:0 s=0(Worker::step())", then one
+    // line per outer function, indented: "             Worker::run /…:44:0 s=0(…)".
+    let mut locs: Vec<Vec<(String, String, u32)>> = Vec::new();
+    let section = text
+        .split_once("\nLocations\n")
+        .and_then(|(_, rest)| rest.split_once("\nMappings\n"))
+        .map_or("", |(l, _)| l);
+    for l in section.lines() {
+        let t = l.trim_start();
+        let head = t
+            .split_once(": 0x")
+            .filter(|(n, _)| n.parse::<u32>().is_ok());
+        let rest = match head {
+            Some((_, r)) => {
+                locs.push(Vec::new());
+                // "0x0 M=1 name file:line:col s=0(...)"
+                r.split_once(' ')
+                    .and_then(|(_, r)| r.split_once(' '))
+                    .map_or("", |(_, r)| r)
+            }
+            None => t,
+        };
+        let f: Vec<&str> = rest.split(' ').collect();
+        let at: Vec<&str> = f.get(1).copied().unwrap_or("").rsplitn(3, ':').collect();
+        if let (Some(loc), [_, line, file]) = (locs.last_mut(), at.as_slice()) {
+            // pprof shows C++ names without their parameters; a version may not.
+            let name = f[0].split('(').next().unwrap_or(f[0]);
+            loc.push((
+                name.to_string(),
+                file.to_string(),
+                line.parse().unwrap_or(0),
+            ));
+        }
+    }
+    locs
+}
+
+/// A call inlined into its caller is a Line of the caller's Location, innermost first,
+/// each at a line of its own function (cppmutex: `step` is always inlined into `run`
+/// and calls `take_lock`, where the threads wait for the mutex); off-CPU.
+#[test]
+fn pprof_inlined_calls_are_lines_of_one_location() {
+    let pb = tmp("pprof_inlined.pb");
+    let test = "pprof_inlined_calls_are_lines_of_one_location";
+    let off_cpu = ["--off-cpu", "--duration", "2"];
+    if !profile_workload(test, ("cppmutex", &["4", "9"]), &off_cpu, &pb) {
+        return;
+    }
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/cppmutex.cpp"),
+    )
+    .unwrap();
+    let locs = pprof_locations(&pb);
+    let inlined: Vec<_> = locs
+        .iter()
+        .filter(|l| l.len() == 2 && l[0].0 == "Worker::step" && l[1].0 == "Worker::run")
+        .collect();
+    eprintln!("step inlined into run: {inlined:?}");
+    assert!(!inlined.is_empty(), "no step-in-run location in {locs:?}");
+    for l in inlined {
+        for (f, file, line) in l {
+            let body = body_lines(&src, f);
+            assert!(file.ends_with("/cppmutex.cpp"), "{l:?}");
+            assert!(body.contains(line), "{f} at {line}, outside {body:?}");
+        }
+    }
 }

@@ -47,7 +47,8 @@ pub struct ProfileArgs {
 
     /// Also (or only) write the profile in pprof's protobuf format to FILE, for `go tool
     /// pprof`, Pyroscope, Parca or Grafana (on-CPU: samples and CPU nanoseconds; with
-    /// --off-cpu: off-CPU nanoseconds).
+    /// --off-cpu: off-CPU nanoseconds), with source files and lines for user frames in
+    /// binaries with DWARF line info.
     #[arg(long = "pprof", value_name = "FILE")]
     pub pprof: Option<PathBuf>,
 

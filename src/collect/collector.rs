@@ -286,6 +286,8 @@ impl Collector {
             filter: pids.is_some(),
             pids: pids.unwrap_or_default(),
             off_cpu,
+            // Samples hold names only: no lines to keep.
+            lines: false,
         }) {
             Ok(p) => self.profiler = Some(p),
             Err(e) => self.mode.problems.push(format!("profile off: {e}")),

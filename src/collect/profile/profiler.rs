@@ -5,7 +5,8 @@
 //!
 //! Stacks are named as they arrive (the process may be gone by the end), once per
 //! distinct address: a name cache per (process, address) makes a hot loop's samples
-//! cost one unwind each, not one symbolisation.
+//! cost one unwind each, not one symbolisation. With `lines` each stack is also
+//! counted with its frames' source files and lines (for pprof), beside its names.
 
 use foldhash::{HashMap, HashMapExt};
 use std::cell::RefCell;
@@ -24,7 +25,7 @@ use crate::collect::bpf::perf_event::{
 use crate::collect::stacks::kallsyms;
 use crate::collect::stacks::symbols::Symbolizer;
 use crate::collect::stacks::unwind::{DwarfUnwinder, StackCopy};
-use crate::model::profile::{FoldedProfile, StackKey};
+use crate::model::profile::{FoldedProfile, LocatedStack, Location, StackKey, named};
 use crate::util::mono_ns;
 
 mod skel {
@@ -52,6 +53,9 @@ pub struct ProfileConfig {
     /// Weight stacks by time off-CPU (sched_switch out to back on a CPU), by reason,
     /// instead of sampling on-CPU stacks. Needs `filter`.
     pub off_cpu: bool,
+    /// Also count each stack with its source files and lines (`FoldedProfile::
+    /// add_located`), for pprof.
+    pub lines: bool,
 }
 
 /// The frame an off-CPU stack starts with: why the thread left the CPU.
@@ -74,17 +78,23 @@ pub struct Profiler {
     queue: Rc<RefCell<Vec<Vec<u8>>>>,
     unwinder: DwarfUnwinder,
     syms: Symbolizer,
-    /// Function names per (process, address, is a return address).
-    names: HashMap<(u32, u64, bool), Rc<[String]>>,
-    /// Kernel stacks by stack id, named, outermost first.
-    kstacks: HashMap<i32, Rc<[String]>>,
+    /// Functions (innermost inlined call first, with their lines) per (process,
+    /// address, is a return address).
+    names: HashMap<(u32, u64, bool), Location>,
+    /// Kernel stacks by stack id, named, outermost first: each frame a name-only
+    /// location, so that keeping a stack's lines allocates nothing per kernel frame.
+    kstacks: HashMap<i32, Rc<[Location]>>,
     /// Process names, read when a process is first sampled.
     comms: HashMap<u32, String>,
     profile: FoldedProfile,
     /// Off-CPU mode: each watched thread's current wait (its stack, when it began).
-    pending: HashMap<u32, (StackKey, u64)>,
+    pending: HashMap<u32, (Stack, u64)>,
     off_cpu: bool,
+    lines: bool,
 }
+
+/// A sample's stack: its names, and its lines when the profiler keeps them.
+type Stack = (StackKey, Option<LocatedStack>);
 
 impl Profiler {
     /// Load, and attach a sampler to every online CPU. Err is a one-line reason.
@@ -192,6 +202,7 @@ impl Profiler {
             profile: FoldedProfile::default(),
             pending: HashMap::new(),
             off_cpu: cfg.off_cpu,
+            lines: cfg.lines,
         })
     }
 
@@ -247,26 +258,34 @@ impl Profiler {
         if raw.len() == std::mem::size_of::<types::ttop_prof_oncpu>() {
             // Back on a CPU: its wait ends (a start lost to a full buffer has no entry).
             let o: types::ttop_prof_oncpu = from_bytes(raw);
-            if let Some((key, since)) = self.pending.remove(&o.tid) {
-                let us = o.ts.saturating_sub(since) / 1000;
-                if us > 0 {
-                    self.profile.add(key, us);
-                }
+            if let Some((stack, since)) = self.pending.remove(&o.tid) {
+                self.add(stack, o.ts.saturating_sub(since) / 1000);
             }
             return;
         }
         let s: types::ttop_prof_sample = from_bytes(raw);
-        let key = self.stack_key(&s, now);
+        let stack = self.stack_key(&s, now);
         if self.off_cpu {
-            self.pending.insert(s.tid, (key, s.ts));
+            self.pending.insert(s.tid, (stack, s.ts));
         } else {
-            self.profile.add(key, 1);
+            self.add(stack, 1);
+        }
+    }
+
+    fn add(&mut self, (key, located): Stack, n: u64) {
+        if n > 0 {
+            self.profile.add(key, n);
+            if let Some(l) = located {
+                self.profile.add_located(l, n);
+            }
         }
     }
 
     /// The named stack of a record: process and thread, the off-CPU reason, the user
-    /// frames outermost first, then the kernel frames.
-    fn stack_key(&mut self, s: &types::ttop_prof_sample, now: u64) -> StackKey {
+    /// frames outermost first, then the kernel frames; and with `lines` the same frames
+    /// as locations (an address's inlined calls are one location; the reason and the
+    /// kernel frames are names only).
+    fn stack_key(&mut self, s: &types::ttop_prof_sample, now: u64) -> Stack {
         let pid = s.tgid;
         let thread = comm_str(&s.comm);
         let process = self
@@ -279,8 +298,12 @@ impl Profiler {
             })
             .clone();
         let mut frames: Vec<String> = Vec::new();
+        let mut locs: Vec<Location> = Vec::new();
         if self.off_cpu {
             frames.push(off_cpu_reason(s.reason).to_string());
+            if self.lines {
+                locs.push(named(off_cpu_reason(s.reason)));
+            }
         }
         if s.len > 0 || s.ip != 0 {
             let copy = StackCopy {
@@ -295,16 +318,19 @@ impl Profiler {
                 .unwind(pid, &copy, now, |a| syms.mapping(pid, a, now));
             for (i, &ip) in ips.iter().enumerate().rev() {
                 let key = (pid, ip, i > 0);
-                let names = match self.names.get(&key) {
+                let loc = match self.names.get(&key) {
                     Some(n) => n.clone(),
                     None => {
-                        let n: Rc<[String]> = self.syms.functions_at(pid, ip, i > 0, now).into();
+                        let n: Location = self.syms.functions_at(pid, ip, i > 0, now).into();
                         self.names.insert(key, n.clone());
                         n
                     }
                 };
                 // Innermost first from the symboliser: outermost first here.
-                frames.extend(names.iter().rev().cloned());
+                frames.extend(loc.iter().rev().map(|f| f.name.clone()));
+                if self.lines {
+                    locs.push(loc);
+                }
             }
         }
         if s.kstack >= 0 {
@@ -326,26 +352,38 @@ impl Profiler {
                             kallsyms::lookup(ip).is_some_and(|(n, _)| is_tracing_frame(n))
                         })
                         .map_or(0, |i| i + 1);
-                    let n: Rc<[String]> = ips[own..]
+                    let n: Rc<[Location]> = ips[own..]
                         .iter()
                         .rev()
-                        .map(|&ip| match kallsyms::lookup(ip) {
-                            Some((n, _)) => format!("{n}_[k]"),
-                            None => "[unknown]_[k]".to_string(),
+                        .map(|&ip| {
+                            named(match kallsyms::lookup(ip) {
+                                Some((n, _)) => format!("{n}_[k]"),
+                                None => "[unknown]_[k]".to_string(),
+                            })
                         })
                         .collect();
                     self.kstacks.insert(s.kstack, n.clone());
                     n
                 }
             };
-            frames.extend(names.iter().cloned());
+            if self.lines {
+                locs.extend(names.iter().cloned());
+            }
+            frames.extend(names.iter().map(|l| l[0].name.clone()));
         }
-        StackKey {
+        let located = self.lines.then(|| LocatedStack {
+            pid,
+            process: process.clone(),
+            thread: thread.clone(),
+            locations: locs,
+        });
+        let key = StackKey {
             pid,
             process,
             thread,
             frames,
-        }
+        };
+        (key, located)
     }
 
     /// A kernel stack from the stack map, innermost first.
@@ -388,11 +426,8 @@ impl Profiler {
     /// the end of the window spent it off the CPU; it is counted as far as it went).
     pub fn finish(&mut self) {
         let now = mono_ns();
-        for (_, (key, since)) in std::mem::take(&mut self.pending) {
-            let us = now.saturating_sub(since) / 1000;
-            if us > 0 {
-                self.profile.add(key, us);
-            }
+        for (_, (stack, since)) in std::mem::take(&mut self.pending) {
+            self.add(stack, now.saturating_sub(since) / 1000);
         }
     }
 

@@ -105,11 +105,32 @@ pub enum Unnamed {
     Unreadable,
 }
 
+/// Where in the source a frame is, when the file has DWARF line info.
+pub struct Src {
+    /// The source file as the DWARF names it (its directory joined, when given).
+    pub path: String,
+    pub line: Option<u32>,
+}
+
+impl Src {
+    /// "file.c:12" (the file name without its directory), or "file.c" without a line.
+    pub fn short(&self) -> String {
+        let file = std::path::Path::new(&self.path)
+            .file_name()
+            .map_or_else(|| self.path.clone(), |f| f.to_string_lossy().into_owned());
+        match self.line {
+            Some(l) => format!("{file}:{l}"),
+            None => file,
+        }
+    }
+}
+
 /// One named address: the function, innermost inlined call first.
 pub struct Named {
-    /// (name, offset into it for the function itself, "file:line" if known), innermost
-    /// first: inlined calls (no offset), then the function that holds the address.
-    pub frames: Vec<(String, Option<u64>, Option<String>)>,
+    /// (name, offset into it for the function itself, the source location if known),
+    /// innermost first: inlined calls (no offset), then the function that holds the
+    /// address. Each location is within that frame's own function.
+    pub frames: Vec<(String, Option<u64>, Option<Src>)>,
 }
 
 impl Names {
@@ -129,10 +150,10 @@ impl Names {
         };
         let at = |c: Option<&CodeInfo>| {
             let c = c?;
-            let file = std::path::Path::new(&c.file).file_name()?.to_string_lossy();
-            Some(match c.line {
-                Some(l) => format!("{file}:{l}"),
-                None => file.into_owned(),
+            std::path::Path::new(&c.file).file_name()?;
+            Some(Src {
+                path: c.to_path().to_string_lossy().into_owned(),
+                line: c.line,
             })
         };
         let mut frames: Vec<_> = sym

@@ -22,6 +22,7 @@ use crate::collect::stacks::lock_fns::{
     in_runtime_library, is_kernel_lock_fn, is_user_lock_fn, is_user_mm_fn,
 };
 use crate::collect::stacks::vma::{self, FileId, Found, Mapping};
+use crate::model::profile::SrcFrame;
 
 /// What is known of a process's mappings is dropped after this long (a library may be
 /// unmapped and another mapped in its place). Without PROCMAP_QUERY the mappings read
@@ -333,7 +334,7 @@ impl Symbolizer {
                         None => format!("{name} (inlined)"),
                     };
                     let full = match line {
-                        Some(l) => format!("{short} {l}"),
+                        Some(l) => format!("{short} {}", l.short()),
                         None => short.clone(),
                     };
                     let wrapper = is_user_lock_fn(&name) || (self.mm_rows && is_user_mm_fn(&name));
@@ -347,18 +348,37 @@ impl Symbolizer {
         }
     }
 
-    /// The function names at `ip` of `pid` for a profile, innermost inlined call first:
-    /// no offsets, no lines, so that samples anywhere in a function fold together.
-    /// Unnamed: "[module]" as perf and inferno show it, "[unknown]" outside any file.
-    pub fn functions_at(&mut self, pid: u32, ip: u64, is_return: bool, now_ns: u64) -> Vec<String> {
+    /// The functions at `ip` of `pid` for a profile, innermost inlined call first: names
+    /// without offsets, so that samples anywhere in a function fold together, each with
+    /// its source file and line within that function where the file has DWARF line info
+    /// (else an empty file and line 0). Unnamed: "[module]" as perf and inferno show it,
+    /// "[unknown]" outside any file.
+    pub fn functions_at(
+        &mut self,
+        pid: u32,
+        ip: u64,
+        is_return: bool,
+        now_ns: u64,
+    ) -> Vec<SrcFrame> {
         let mut file = None;
         let m = self.mapping_at(pid, ip, now_ns, &mut file);
         match self.lookup(pid, m.as_ref(), ip, is_return, now_ns) {
-            Ok((n, _)) => n.frames.into_iter().map(|(name, _, _)| name).collect(),
-            Err(_) => vec![match &m {
+            Ok((n, _)) => n
+                .frames
+                .into_iter()
+                .map(|(name, _, src)| match src {
+                    Some(src) => SrcFrame {
+                        name,
+                        file: src.path,
+                        line: src.line.unwrap_or(0),
+                    },
+                    None => SrcFrame::named(name),
+                })
+                .collect(),
+            Err(_) => vec![SrcFrame::named(match &m {
                 Some(m) => format!("[{}]", m.path.rsplit('/').next().unwrap_or(&m.path)),
                 None => "[unknown]".to_string(),
-            }],
+            })],
         }
     }
 

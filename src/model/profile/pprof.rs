@@ -5,10 +5,16 @@
 //! rather than with prost: prost wants a build step (protoc or vendored generated code)
 //! and a runtime crate for what is here a write-only format with varints, lengths and
 //! packed arrays; the encoder is checked by `go tool pprof` itself (tests/kernel_pprof.rs).
-//! Frames carry names only: the folded profile holds no file or line, so `Function`
-//! has an empty filename and line 0.
+//!
+//! From stacks with source lines (`encode_stacks`, what `ttop profile --pprof` writes):
+//! one Function per (name, file), with the file as its `filename`, and one Location per
+//! distinct address's frames, its Lines innermost inlined call first, each with the line
+//! within its function. From folded lines (`encode`, what `E` in the profile view writes:
+//! a Sample's profile holds names only) every frame is a name with no file and line 0.
 
 use std::collections::HashMap;
+
+use super::located::{self, Location, PprofStack, SrcFrame};
 
 /// protobuf wire writer.
 #[derive(Default)]
@@ -87,9 +93,24 @@ fn value_type(s: &mut Strings, ty: &str, unit: &str) -> Pb {
     m
 }
 
-/// `folded` lines (`root;...;leaf COUNT`) as a serialized pprof Profile. On-CPU it has
-/// two sample types (samples/count, cpu/nanoseconds), off-CPU one (off_cpu/nanoseconds).
+/// `folded` lines (`root;...;leaf COUNT`) as a serialized pprof Profile, every frame a
+/// name only (`encode_stacks`).
 pub fn encode(folded: &[String], k: &Kind) -> Vec<u8> {
+    let stacks: Vec<PprofStack> = folded
+        .iter()
+        .filter_map(|line| {
+            let (stack, n) = line.rsplit_once(' ')?;
+            let n = n.parse::<u64>().ok()?;
+            Some((stack.split(';').map(located::named).collect(), n))
+        })
+        .collect();
+    encode_stacks(&stacks, k)
+}
+
+/// Stacks (locations outermost first, and a count each) as a serialized pprof Profile.
+/// On-CPU it has two sample types (samples/count, cpu/nanoseconds), off-CPU one
+/// (off_cpu/nanoseconds).
+pub fn encode_stacks(stacks: &[PprofStack], k: &Kind) -> Vec<u8> {
     let mut s = Strings::new();
     let mut out = Pb::default();
     let period = if k.off_cpu {
@@ -103,21 +124,33 @@ pub fn encode(folded: &[String], k: &Kind) -> Vec<u8> {
         out.msg(1, value_type(&mut s, "samples", "count"));
         out.msg(1, value_type(&mut s, "cpu", "nanoseconds"));
     }
-    // One function and one location per distinct frame name (ids from 1).
-    let mut funcs: HashMap<String, u64> = HashMap::new();
-    for line in folded {
-        let Some((stack, n)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Ok(n) = n.parse::<u64>() else { continue };
-        let mut locs: Vec<u64> = Vec::new();
+    // Ids from 1, in order of first use.
+    let mut funcs: HashMap<(&str, &str), u64> = HashMap::new();
+    let mut locs: HashMap<&Location, u64> = HashMap::new();
+    let mut func_list: Vec<(&str, &str)> = Vec::new();
+    let mut loc_list: Vec<&Location> = Vec::new();
+    for (stack, n) in stacks {
+        let n = *n;
+        let mut ids: Vec<u64> = Vec::with_capacity(stack.len());
         // pprof lists a sample's locations leaf first.
-        for f in stack.split(';').rev() {
-            let next = funcs.len() as u64 + 1;
-            locs.push(*funcs.entry(f.to_string()).or_insert(next));
+        for l in stack.iter().rev() {
+            let next = locs.len() as u64 + 1;
+            ids.push(*locs.entry(l).or_insert_with(|| {
+                loc_list.push(l);
+                next
+            }));
+            for f in l.iter() {
+                let next = funcs.len() as u64 + 1;
+                funcs
+                    .entry((f.name.as_str(), f.file.as_str()))
+                    .or_insert_with(|| {
+                        func_list.push((f.name.as_str(), f.file.as_str()));
+                        next
+                    });
+            }
         }
         let mut m = Pb::default();
-        m.packed(1, &locs);
+        m.packed(1, &ids);
         if k.off_cpu {
             m.packed(2, &[n * period]);
         } else {
@@ -125,22 +158,22 @@ pub fn encode(folded: &[String], k: &Kind) -> Vec<u8> {
         }
         out.msg(2, m);
     }
-    let mut by_id: Vec<(&String, &u64)> = funcs.iter().collect();
-    by_id.sort_by_key(|(_, id)| **id);
-    for (_, id) in &by_id {
-        let mut line = Pb::default();
-        line.uint(1, **id);
+    for (i, l) in loc_list.iter().enumerate() {
         let mut loc = Pb::default();
-        loc.uint(1, **id);
-        loc.msg(4, line);
+        loc.uint(1, i as u64 + 1);
+        // Innermost inlined call first, as profile.proto orders a Location's lines.
+        for f in l.iter() {
+            loc.msg(4, line(&funcs, f));
+        }
         out.msg(4, loc);
     }
-    for (name, id) in by_id {
+    for (i, (name, file)) in func_list.iter().enumerate() {
         let mut f = Pb::default();
-        f.uint(1, *id);
+        f.uint(1, i as u64 + 1);
         let n = s.id(name);
         f.uint(2, n);
         f.uint(3, n);
+        f.uint(4, s.id(file));
         out.msg(5, f);
     }
     let (ty, unit) = if k.off_cpu {
@@ -157,6 +190,14 @@ pub fn encode(folded: &[String], k: &Kind) -> Vec<u8> {
     out.msg(11, pt);
     out.uint(12, period);
     out.0
+}
+
+/// A Line: the function's id and the line within it (omitted when unknown).
+fn line(funcs: &HashMap<(&str, &str), u64>, f: &SrcFrame) -> Pb {
+    let mut m = Pb::default();
+    m.uint(1, funcs[&(f.name.as_str(), f.file.as_str())]);
+    m.uint(2, u64::from(f.line));
+    m
 }
 
 #[cfg(test)]

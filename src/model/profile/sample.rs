@@ -12,6 +12,8 @@
 use foldhash::HashMap;
 use serde::{Deserialize, Serialize};
 
+use super::located::{self, LocatedStack, PprofStack};
+
 /// One distinct stack.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StackKey {
@@ -137,6 +139,8 @@ impl ProfileFrame {
 pub struct FoldedProfile {
     counts: HashMap<StackKey, u64>,
     total: u64,
+    /// The same samples with source lines, when the profiler keeps them (`add_located`).
+    located: HashMap<LocatedStack, u64>,
 }
 
 /// A thread's name with its trailing number made `*`: the group it belongs to. A thread
@@ -160,10 +164,23 @@ fn clean(name: &str) -> String {
     name.replace([';', '\n'], ":")
 }
 
+/// The two frames a stack starts with: `process-PID` and the thread group.
+fn root_frames(process: &str, pid: u32, thread: &str) -> [String; 2] {
+    [
+        format!("{}-{pid}", clean(process)),
+        clean(&thread_group(thread, process)),
+    ]
+}
+
 impl FoldedProfile {
     pub fn add(&mut self, key: StackKey, n: u64) {
         *self.counts.entry(key).or_default() += n;
         self.total += n;
+    }
+
+    /// Count `n` for the source lines of a stack counted with `add`.
+    pub fn add_located(&mut self, stack: LocatedStack, n: u64) {
+        *self.located.entry(stack).or_default() += n;
     }
 
     /// Add everything `other` counted.
@@ -171,6 +188,46 @@ impl FoldedProfile {
         for (k, n) in other.counts {
             self.add(k, n);
         }
+        for (k, n) in other.located {
+            self.add_located(k, n);
+        }
+    }
+
+    /// The stacks with source lines, for pprof: the folded line's process and thread
+    /// group frames at the root, names cleaned as the folded lines clean them; in the
+    /// folded lines' order (then by lines), so a file is the same for the same samples.
+    pub fn located_stacks(&self) -> Vec<PprofStack> {
+        let mut out: Vec<(String, PprofStack)> = self
+            .located
+            .iter()
+            .map(|(k, n)| {
+                let root = root_frames(&k.process, k.pid, &k.thread);
+                let mut line = root.join(";");
+                let mut locs: Vec<located::Location> =
+                    root.into_iter().map(located::named).collect();
+                for l in &k.locations {
+                    // Shared as it is unless a name needs cleaning (seldom).
+                    let l = if l.iter().any(|f| f.name.contains([';', '\n'])) {
+                        l.iter()
+                            .map(|f| located::SrcFrame {
+                                name: clean(&f.name),
+                                ..f.clone()
+                            })
+                            .collect()
+                    } else {
+                        l.clone()
+                    };
+                    for f in l.iter().rev() {
+                        line.push(';');
+                        line.push_str(&f.name);
+                    }
+                    locs.push(l);
+                }
+                (line, (locs, *n))
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.0, &a.1.0).cmp(&(&b.0, &b.1.0)));
+        out.into_iter().map(|(_, s)| s).collect()
     }
 
     /// Samples counted.
@@ -202,12 +259,7 @@ impl FoldedProfile {
     pub fn folded_counts(&self) -> Vec<(String, u64)> {
         let mut lines: HashMap<String, u64> = HashMap::default();
         for (k, n) in &self.counts {
-            let mut line = format!(
-                "{}-{};{}",
-                clean(&k.process),
-                k.pid,
-                clean(&thread_group(&k.thread, &k.process))
-            );
+            let mut line = root_frames(&k.process, k.pid, &k.thread).join(";");
             for f in &k.frames {
                 line.push(';');
                 line.push_str(&clean(f));
@@ -217,8 +269,10 @@ impl FoldedProfile {
         lines.into_iter().collect()
     }
 
-    /// Everything counted, as a Sample's profile, and start again from nothing.
+    /// Everything counted, as a Sample's profile (names only: a Sample holds no source
+    /// lines), and start again from nothing.
     pub fn take_sample(&mut self, hz: u64) -> ProfileSample {
+        self.located.clear();
         let mut stacks: Vec<ProfileStack> = std::mem::take(&mut self.counts)
             .into_iter()
             .map(|(k, count)| ProfileStack {
