@@ -338,6 +338,38 @@ mod tests {
         }
     }
 
+    /// A word's waker is the other process an entry was woken by when its count of such
+    /// wakes grew; an entry whose other-process wakes did not grow leaves it alone.
+    #[test]
+    fn a_word_keeps_the_latest_other_waker_of_its_entries() {
+        let woken = |tid: u32, contended: u64, other: u64, waker: u32| Entry {
+            counts: Counts {
+                woken: contended,
+                woken_other: other,
+                ..entry(tid, 10, 0x40, contended, contended).counts
+            },
+            waker_tgid: waker,
+            ..entry(tid, 10, 0x40, contended, contended)
+        };
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&woken(11, 4, 4, 77));
+        t.feed(&woken(12, 3, 0, 0));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].woken, w[0].woken_other, w[0].waker_tgid), (7, 4, 77));
+        t.begin_tick();
+        t.feed(&woken(11, 6, 4, 77));
+        t.feed(&woken(12, 5, 1, 88));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].woken, w[0].woken_other, w[0].waker_tgid), (11, 5, 88));
+        // Thread 11 woken by its own process again: 88 stays the latest other waker.
+        t.begin_tick();
+        t.feed(&woken(11, 9, 4, 77));
+        t.feed(&woken(12, 5, 1, 88));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].woken, w[0].woken_other, w[0].waker_tgid), (14, 5, 88));
+    }
+
     #[test]
     fn sums_threads_per_word_thread_and_process() {
         let mut t = FutexTotals::default();
