@@ -91,13 +91,14 @@ struct ttop_futex_pend {
  * allocate its storage on its first mmap_lock call and free it when it dies, which
  * measured no cheaper than an LRU insert. They live in mmap_slots (contention_mmap.h). */
 /* A futex wait the thread is asleep in, seen by the scheduler probes
- * (contention_sleep.h): its word, when it switched out, whether a futex wake woke it. */
+ * (contention_sleep.h): its word, when it switched out, whether a futex wake woke it
+ * and the process of the thread that made that wake. */
 struct ttop_futex_sleep {
 	__u64 uaddr;
 	__u64 start_ns;     /* 0: not asleep in a futex wait */
 	__u64 early_uaddr;  /* woken by a futex wake while still switching out, waiting on this */
 	__u32 woken;
-	__u32 pad;
+	__u32 waker;        /* the waker's tgid; meaningful only with `woken` */
 };
 
 struct ttop_thread_state {

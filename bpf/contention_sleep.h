@@ -100,6 +100,12 @@ static __always_inline void futex_sleep_end(struct task_struct *next)
 	s->wait_ns += dur;
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
 	s->woken += ts->fsleep.woken;
+	/* Who woke it: named only when another process did (a thread of its own process
+	 * is woken - woken_other, and needs no store). */
+	if (ts->fsleep.woken && ts->fsleep.waker != key.tgid) {
+		s->woken_other++;
+		s->waker_tgid = ts->fsleep.waker;
+	}
 	s->last_ns = now;
 }
 
@@ -131,15 +137,18 @@ int BPF_PROG(ttop_futex_switch3, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ttop_futex_wakeup, struct task_struct *p)
 {
+	struct task_struct *waker = bpf_get_current_task_btf();
 	struct ttop_thread_state *ts;
 	struct ttop_futex_call c = {}, w = {};
 
-	futex_call_of(bpf_get_current_task_btf(), &c);
+	futex_call_of(waker, &c);
 	if (c.kind != KIND_WAKE)
 		return 0;
 	ts = bpf_task_storage_get(&thread_state, p, 0, 0);
+	/* The waker is the current task: its process is one load away. */
 	if (ts && ts->fsleep.start_ns) {
 		ts->fsleep.woken = 1;
+		ts->fsleep.waker = waker->tgid;
 		return 0;
 	}
 	/* Woken between its last check of the word and its switch (a storm on 2 CPUs: a
@@ -149,8 +158,10 @@ int BPF_PROG(ttop_futex_wakeup, struct task_struct *p)
 		return 0;
 	if (!ts)
 		ts = bpf_task_storage_get(&thread_state, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ts)
+	if (ts) {
 		ts->fsleep.early_uaddr = w.uaddr;
+		ts->fsleep.waker = waker->tgid;
+	}
 	return 0;
 }
 

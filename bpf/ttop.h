@@ -253,6 +253,12 @@ struct ttop_futex_stats {
 	__s32 ustack;       /* user stack id of a recent contended wait (-1: none yet; -2: the
 	                     * map refused it, tried again with the 64th wait) */
 	__u32 flags;        /* TTOP_FUTEX_* */
+	/* Who woke the waits (the scheduler path only, contention_sleep.h; 0 with every call
+	 * hooked): of the waits `woken` counts, those woken by a futex wake made by a thread
+	 * of another process, and that process (the latest such waker; 0: none yet). */
+	__u64 woken_other;
+	__u32 waker_tgid;
+	__u32 pad;
 };
 
 /* lock:contention_begin flags (include/trace/events/lock.h). */

@@ -90,12 +90,19 @@ fn futexes_slept_only_160x50() {
         let mut x = fixtures::incident(s, true);
         let mut c = contention::fixture(s);
         c.futex_calls_ok = false;
+        // The scheduler programs say who woke the waits: postgres's shared word is
+        // woken by another process (named inertly), tiflash's mutex by its own threads.
+        c.futex_wakers_ok = true;
+        let pg = c.futexes.iter_mut().find(|f| f.tgid == 1817).unwrap();
+        pg.woken_other = 100 * s;
+        pg.waker_tgid = 31337;
         x.contention = Some(c);
         x
     };
     let fr = derive(&sys, Some(&sample(9)), &sample(10));
     assert!(fr.contention.contention_measured.futex);
     assert!(!fr.contention.contention_measured.futex_calls);
+    assert!(fr.contention.contention_measured.futex_wakers);
     let mut app = App::new();
     app.push_frame(fr);
     app.handle(Action::GoTo(View::Futexes));
@@ -110,6 +117,15 @@ fn futexes_slept_only_160x50() {
         .find(|l| l.contains("7f3a2c001040"))
         .unwrap_or_else(|| panic!("the mutex row:\n{t}"));
     assert!(row.contains(" - "), "unmeasured columns show '-': {row}");
+    assert!(row.contains(" own "), "woken by its own threads: {row}");
+    let pg = t
+        .lines()
+        .find(|l| l.contains("7f11c8a2e0d8"))
+        .unwrap_or_else(|| panic!("the postgres row:\n{t}"));
+    assert!(
+        pg.contains(" 31337 \\x1b[2Jevil"),
+        "another process, inert: {pg}"
+    );
     snap!("futexes_slept_only_160x50", t);
 }
 

@@ -78,6 +78,21 @@ fn per_s(v: Option<u64>, secs: f64, width: usize) -> String {
     v.map_or("-".into(), |v| fmt::num(v as f64 / secs, width))
 }
 
+/// Who woke the word's waits: "own" for its own process's threads, another process
+/// by name and pid; "-" when no futex wake ended one, or not measured (every call
+/// hooked).
+fn waker(r: &FutexFrame) -> String {
+    match r.waker_pid {
+        None => "-".into(),
+        Some(pid) if pid == r.pid => "own".into(),
+        // The pid first: a long name is cut, the pid is not.
+        Some(pid) => format!(
+            "{pid} {}",
+            fmt::inert(r.waker_comm.as_deref().unwrap_or_default())
+        ),
+    }
+}
+
 /// Beyond `COLS`: the free-text column (the help screen lists it).
 pub const MORE: &[(&str, &str)] = &[(
     "CALLER",
@@ -164,6 +179,14 @@ pub const COLS: &[Col<FutexFrame, FutexSort>] = &[
         min_screen: 0,
         sort: Some(FutexSort::Avg),
         value: |r, _| dur_us(r.avg_wait_us),
+    },
+    Col {
+        title: "WAKER",
+        help: "who woke the waits (its futex wake ended them): own, its own threads; else the pid and name of the latest other process that did; - when none was, or while every call is hooked",
+        width: 18,
+        min_screen: 140,
+        sort: None,
+        value: |r, _| waker(r),
     },
     Col {
         title: "WAKE/s",

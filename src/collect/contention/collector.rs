@@ -268,6 +268,7 @@ impl ContentionCollector {
         let mut out = ContentionSample {
             futex_ok: self.futex.mode != FutexHooks::Off,
             futex_calls_ok: self.futex.calls_measured(),
+            futex_wakers_ok: self.futex.wakers_measured(),
             locks_ok: self.locks_ok,
             mmap_ok: self.mmap_ok,
             ..Default::default()
@@ -308,11 +309,13 @@ impl ContentionCollector {
                     wait_ns: s.wait_ns,
                     wakes: s.wakes,
                     woken: s.woken,
+                    woken_other: s.woken_other,
                 },
                 max_wait_ns: max_of(s.max_wait_ns, s.max_gen),
                 last_ns: s.last_ns,
                 ustack: s.ustack,
                 flags: s.flags,
+                waker_tgid: s.waker_tgid,
             });
             if s.last_ns.saturating_add(kernel_idle) < mono_ns {
                 stale.extend_from_slice(k);

@@ -19,6 +19,8 @@ pub struct Counts {
     pub wait_ns: u64,
     pub wakes: u64,
     pub woken: u64,
+    /// Of `woken`, the waits a thread of another process woke.
+    pub woken_other: u64,
 }
 
 impl Counts {
@@ -31,6 +33,7 @@ impl Counts {
             wait_ns: self.wait_ns.wrapping_sub(o.wait_ns),
             wakes: self.wakes.wrapping_sub(o.wakes),
             woken: self.woken.wrapping_sub(o.woken),
+            woken_other: self.woken_other.wrapping_sub(o.woken_other),
         }
     }
 
@@ -42,6 +45,7 @@ impl Counts {
         self.wait_ns = self.wait_ns.wrapping_add(d.wait_ns);
         self.wakes = self.wakes.wrapping_add(d.wakes);
         self.woken = self.woken.wrapping_add(d.woken);
+        self.woken_other = self.woken_other.wrapping_add(d.woken_other);
     }
 }
 
@@ -58,6 +62,8 @@ pub struct Entry {
     /// User stack id of a recent contended wait (-1: none).
     pub ustack: i32,
     pub flags: u32,
+    /// The process of the latest waker from another process (0: none yet).
+    pub waker_tgid: u32,
 }
 
 #[derive(Default)]
@@ -73,6 +79,8 @@ struct Word {
     last_ns: u64,
     max_ns: u64,
     max_tick: u64,
+    /// The latest process other than its own to wake a wait on it (0: none yet).
+    waker_tgid: u32,
     /// Threads whose contended waits grew during tick `waiters_tick`.
     waiters: u32,
     waiters_tick: u64,
@@ -177,6 +185,9 @@ impl FutexTotals {
             w.max_ns = 0;
         }
         w.max_ns = w.max_ns.max(e.max_wait_ns);
+        if d.woken_other > 0 && e.waker_tgid != 0 {
+            w.waker_tgid = e.waker_tgid;
+        }
         if d.contended > 0 {
             // Each (thread, word) entry is fed once a tick: one more thread blocked here.
             if w.waiters_tick != tick {
@@ -257,6 +268,8 @@ impl FutexTotals {
                 waiters: Some(if w.waiters_tick == tick { w.waiters } else { 0 }),
                 wakes: c.wakes,
                 woken: c.woken,
+                woken_other: c.woken_other,
+                waker_tgid: w.waker_tgid,
                 flags: w.flags,
                 last_tid: top.map_or(0, |t| t.tid),
                 caller: String::new(),
@@ -323,6 +336,38 @@ mod tests {
             ustack: -1,
             ..Default::default()
         }
+    }
+
+    /// A word's waker is the other process an entry was woken by when its count of such
+    /// wakes grew; an entry whose other-process wakes did not grow leaves it alone.
+    #[test]
+    fn a_word_keeps_the_latest_other_waker_of_its_entries() {
+        let woken = |tid: u32, contended: u64, other: u64, waker: u32| Entry {
+            counts: Counts {
+                woken: contended,
+                woken_other: other,
+                ..entry(tid, 10, 0x40, contended, contended).counts
+            },
+            waker_tgid: waker,
+            ..entry(tid, 10, 0x40, contended, contended)
+        };
+        let mut t = FutexTotals::default();
+        t.begin_tick();
+        t.feed(&woken(11, 4, 4, 77));
+        t.feed(&woken(12, 3, 0, 0));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].woken, w[0].woken_other, w[0].waker_tgid), (7, 4, 77));
+        t.begin_tick();
+        t.feed(&woken(11, 6, 4, 77));
+        t.feed(&woken(12, 5, 1, 88));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].woken, w[0].woken_other, w[0].waker_tgid), (11, 5, 88));
+        // Thread 11 woken by its own process again: 88 stays the latest other waker.
+        t.begin_tick();
+        t.feed(&woken(11, 9, 4, 77));
+        t.feed(&woken(12, 5, 1, 88));
+        let w = t.end_tick(0).futexes;
+        assert_eq!((w[0].woken, w[0].woken_other, w[0].waker_tgid), (14, 5, 88));
     }
 
     #[test]

@@ -32,7 +32,8 @@ pub struct FutexLinks {
     /// The futex syscalls with tracepoints, or why raw_syscalls must do.
     tps: Result<Vec<&'static str>, String>,
     links: Vec<Link>,
-    /// Reads since every call was hooked: the first one's interval was partly without.
+    /// Reads since the programs of `mode` were attached: after a switch, the first one's
+    /// interval was partly measured by the others.
     calls_reads: u32,
 }
 
@@ -96,10 +97,19 @@ impl FutexLinks {
 
     /// Whether this read's interval had every call hooked from its start; counts the read.
     pub fn calls_measured(&mut self) -> bool {
-        if self.mode != FutexHooks::Calls {
-            return false;
-        }
         self.calls_reads = self.calls_reads.saturating_add(1);
+        self.mode == FutexHooks::Calls && self.whole_interval()
+    }
+
+    /// Whether this read's interval (counted by `calls_measured`, called first) had the
+    /// scheduler programs attached from its start: who woke the waits is measured.
+    pub fn wakers_measured(&self) -> bool {
+        self.mode == FutexHooks::Sleeps && self.whole_interval()
+    }
+
+    /// The programs attached now ran through the whole interval of this read: never
+    /// switched (not on demand), or attached before the previous read.
+    fn whole_interval(&self) -> bool {
         self.calls_reads >= 2 || !self.on_demand
     }
 
@@ -286,5 +296,28 @@ mod tests {
         assert!(l.calls_measured());
         let mut l = links(FutexHooks::Sleeps, true);
         assert!(!l.calls_measured() && !l.calls_measured());
+    }
+
+    /// Wakers are measured by the scheduler programs only, and, after a switch back to
+    /// them, from the first whole interval.
+    #[test]
+    fn wakers_are_measured_by_the_scheduler_programs_for_whole_intervals() {
+        let mut l = links(FutexHooks::Sleeps, true);
+        l.calls_measured();
+        assert!(!l.wakers_measured());
+        l.calls_measured();
+        assert!(l.wakers_measured());
+        let mut l = links(FutexHooks::Sleeps, false);
+        l.calls_measured();
+        assert!(l.wakers_measured());
+        for on_demand in [true, false] {
+            let mut l = links(FutexHooks::Calls, on_demand);
+            l.calls_measured();
+            l.calls_measured();
+            assert!(!l.wakers_measured());
+        }
+        let mut l = links(FutexHooks::Off, false);
+        l.calls_measured();
+        assert!(!l.wakers_measured());
     }
 }

@@ -28,6 +28,8 @@ pub fn fixture(secs: u64) -> ContentionSample {
             waiters: Some(waiters),
             wakes: wakes * secs,
             woken: woken * secs,
+            woken_other: 0,
+            waker_tgid: 0,
             flags,
             last_tid: tgid + 1,
             caller: caller.to_string(),
@@ -258,6 +260,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
         futex_wait_hist_ns: 0,
         futex_ok: true,
         futex_calls_ok: true,
+        futex_wakers_ok: false,
         locks_ok: true,
         mmap_ok: true,
     }

@@ -45,6 +45,17 @@ pub struct FutexFrame {
     /// from the wake calls, or as sleepers a futex wake woke).
     pub wakes: Option<u64>,
     pub woken: u64,
+    /// Who woke its waits this interval (the process of the thread whose futex wake
+    /// ended them): the latest other process to wake one, if any did, else its own pid
+    /// when only its own threads did. null: no wait on it was woken by a futex wake this
+    /// interval (timeouts, signals, thread exits), or not measured (see
+    /// `contention_measured.futex_wakers`).
+    pub waker_pid: Option<u32>,
+    /// The waker's name ("" when it exited unseen; null with `waker_pid`).
+    pub waker_comm: Option<String>,
+    /// Of `woken`, the waits threads of other processes woke (the rest, their own
+    /// process's threads; null: not measured).
+    pub woken_by_other_procs: Option<u64>,
     pub total_wait_ms: f64,
     pub max_wait_us: f64,
     pub avg_wait_us: f64,
@@ -180,6 +191,11 @@ pub struct ContentionMeasured {
     /// dashboard's futex view open). false with `futex` true: only waits that slept,
     /// from the scheduler; those are null.
     pub futex_calls: bool,
+    /// Who woke the futex waits (`futexes[].waker_pid`, `waker_comm`,
+    /// `woken_by_other_procs`) was measured for the whole interval: only by the
+    /// scheduler programs, so false with `futex_calls` (the per-call hooks count wakes
+    /// from the waker's side and do not link a wake to the wait it ended).
+    pub futex_wakers: bool,
     /// `locks`.
     pub locks: bool,
     /// `mmap_lock`.
@@ -288,6 +304,7 @@ pub fn derive_contention(
     let measured = ContentionMeasured {
         futex: cur.futex_ok,
         futex_calls: cur.futex_ok && cur.futex_calls_ok,
+        futex_wakers: cur.futex_ok && cur.futex_wakers_ok,
         locks: cur.locks_ok,
         mmap_lock: cur.mmap_ok,
     };

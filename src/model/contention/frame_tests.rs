@@ -340,3 +340,66 @@ fn an_exited_victim_keeps_its_name() {
         stall.summary
     );
 }
+
+/// Who woke a word's waits in the interval: another process when one woke any (the
+/// latest), else its own when only its threads did, else none; null when not measured,
+/// and in recordings made before it was (their samples lack the keys).
+#[test]
+fn the_waker_is_the_other_process_else_its_own_else_none() {
+    let word = |uaddr: u64, woken: u64, woken_other: u64, waker_tgid: u32| FutexSample {
+        tgid: 4242,
+        uaddr,
+        contended: woken.max(1),
+        woken,
+        woken_other,
+        waker_tgid,
+        ..Default::default()
+    };
+    let prev = ContentionSample {
+        futexes: vec![
+            word(0x10, 5, 5, 31337),
+            word(0x20, 5, 0, 0),
+            word(0x30, 5, 5, 1817),
+        ],
+        futex_ok: true,
+        futex_wakers_ok: true,
+        ..Default::default()
+    };
+    let mut cur = prev.clone();
+    // 0x10: 7 more, 3 of them by another process (the latest, 912); 0x20: 4 more, all
+    // its own; 0x30: slept without a futex wake (timeouts) since.
+    cur.futexes = vec![
+        word(0x10, 12, 8, 912),
+        word(0x20, 9, 0, 0),
+        word(0x30, 5, 5, 1817),
+    ];
+    cur.futexes[2].contended = 9;
+    let name = |pid: u32| format!("p{pid}");
+    let rows = futex_rows(Some(&prev), &cur, &name);
+    let by = |uaddr: u64| rows.iter().find(|r| r.uaddr == uaddr).unwrap();
+    let seen = |r: &FutexFrame| (r.waker_pid, r.waker_comm.clone(), r.woken_by_other_procs);
+    assert_eq!(seen(by(0x10)), (Some(912), Some("p912".into()), Some(3)));
+    assert_eq!(seen(by(0x20)), (Some(4242), Some("p4242".into()), Some(0)));
+    assert_eq!(seen(by(0x30)), (None, None, Some(0)));
+    // Every call hooked: not measured, never a pid or 0.
+    let calls = ContentionSample {
+        futex_wakers_ok: false,
+        ..cur.clone()
+    };
+    for r in futex_rows(Some(&prev), &calls, &name) {
+        assert_eq!(seen(&r), (None, None, None));
+    }
+    // A recording made before: the keys are missing and default to not measured.
+    let mut old = serde_json::to_value(&cur).unwrap();
+    old.as_object_mut().unwrap().remove("futex_wakers_ok");
+    for f in old["futexes"].as_array_mut().unwrap() {
+        let f = f.as_object_mut().unwrap();
+        f.remove("woken_other");
+        f.remove("waker_tgid");
+    }
+    let old: ContentionSample = serde_json::from_value(old).unwrap();
+    assert!(!old.futex_wakers_ok);
+    for r in futex_rows(Some(&prev), &old, &name) {
+        assert_eq!(seen(&r), (None, None, None));
+    }
+}

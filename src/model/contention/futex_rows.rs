@@ -24,6 +24,13 @@ pub(super) fn futex_rows(
                 return None;
             }
             let calls_ok = cur.futex_calls_ok;
+            let woken = delta(p.woken, c.woken);
+            let (waker_pid, woken_other) = if cur.futex_ok && cur.futex_wakers_ok {
+                let other = delta(p.woken_other, c.woken_other);
+                (waker(c, woken, other), Some(other))
+            } else {
+                (None, None)
+            };
             Some(FutexFrame {
                 pid: c.tgid,
                 comm: comm(c.tgid),
@@ -34,7 +41,10 @@ pub(super) fn futex_rows(
                 waiters: c.waiters.map(|w| if contended > 0 { w } else { 0 }),
                 eagain: calls_ok.then(|| delta(p.eagain, c.eagain)),
                 wakes: calls_ok.then(|| delta(p.wakes, c.wakes)),
-                woken: delta(p.woken, c.woken),
+                woken,
+                waker_pid,
+                waker_comm: waker_pid.map(comm),
+                woken_by_other_procs: woken_other,
                 total_wait_ms: ms(wait),
                 max_wait_us: max_us(c.max_wait_ns, wait, contended),
                 avg_wait_us: avg_us(wait, contended),
@@ -53,6 +63,18 @@ pub(super) fn futex_rows(
     });
     keep_shared(&mut rows);
     rows
+}
+
+/// The process that woke the word's waits in the interval: the latest other process,
+/// when any woke one (`other` of the `woken`), else its own when its threads did.
+fn waker(c: &FutexSample, woken: u64, other: u64) -> Option<u32> {
+    if other > 0 && c.waker_tgid != 0 {
+        Some(c.waker_tgid)
+    } else if woken > other {
+        Some(c.tgid)
+    } else {
+        None
+    }
 }
 
 /// Words beyond the MAX_ROWS most contended that several threads blocked on, kept

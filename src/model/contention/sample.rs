@@ -33,6 +33,13 @@ pub struct FutexSample {
     /// Wake-type calls and the threads they woke.
     pub wakes: u64,
     pub woken: u64,
+    /// Of the waits woken by a futex wake, those a thread of another process woke, and
+    /// the latest such process (0: none yet). Measured only from the scheduler (not with
+    /// every call hooked, where `woken` is the wake calls'); 0 in older recordings.
+    #[serde(default)]
+    pub woken_other: u64,
+    #[serde(default)]
+    pub waker_tgid: u32,
     /// TTOP_FUTEX_* bits (shared, PI, waitv, bitset, futex2).
     pub flags: u32,
     /// The waiter whose user stack was kept.
@@ -249,6 +256,11 @@ pub struct ContentionSample {
     /// the scheduler-side accounting hooked every call.
     #[serde(default = "yes")]
     pub futex_calls_ok: bool,
+    /// Who woke the futex waits (`FutexSample::woken_other`, `waker_tgid`) was measured
+    /// for the whole interval: only from the scheduler programs. false in recordings
+    /// made before it was.
+    #[serde(default)]
+    pub futex_wakers_ok: bool,
     pub locks_ok: bool,
     pub mmap_ok: bool,
 }
