@@ -389,6 +389,7 @@ impl ContentionCollector {
                 comm: c_str(&s.comm.map(|c| c as u8)),
                 caller,
                 stack: Vec::new(),
+                kstack: Some(key.kstack.into()),
             });
         });
         map_read::delete_all(&maps.locks, &stale);

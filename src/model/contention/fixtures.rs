@@ -58,6 +58,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
         comm: comm.to_string(),
         caller: caller.to_string(),
         stack: Vec::new(),
+        kstack: None,
     };
     let mmap = |holder: u32,
                 waiter_tid: u32,

@@ -403,3 +403,35 @@ fn the_waker_is_the_other_process_else_its_own_else_none() {
         assert_eq!(seen(&r), (None, None, None));
     }
 }
+
+/// Two kernel entries (two stacks) with the same caller: when one is deleted as idle,
+/// the other's row counts only its own new contentions. Summed under the caller, the
+/// sum fell and read as a counter reset: the other's whole total counted again.
+#[test]
+fn a_caller_whose_sibling_stack_went_idle_counts_only_new_contentions() {
+    let entry = |kstack: i64, contended: u64| LockSample {
+        lock: 0xffff_8882_9149_4a84,
+        tgid: 4242,
+        flags: 1,
+        contended,
+        wait_ns: contended * 100,
+        caller: "futex_wait_setup+0x64".into(),
+        kstack: Some(kstack),
+        ..Default::default()
+    };
+    let sample = |locks: Vec<LockSample>| ContentionSample {
+        locks,
+        ..Default::default()
+    };
+    let prev = sample(vec![entry(3555, 1_560_000), entry(2662, 1_000_000)]);
+    let cur = sample(vec![entry(2662, 1_000_050)]);
+    let rows = super::lock_rows::lock_rows(Some(&prev), &cur, &|_| String::new());
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].contended, 50, "{rows:?}");
+    // A recording made before the stack id was kept subtracts by caller, as it did.
+    let old = |l: LockSample| LockSample { kstack: None, ..l };
+    let prev = sample(vec![old(entry(1, 1_000_000))]);
+    let cur = sample(vec![old(entry(1, 1_000_070))]);
+    let rows = super::lock_rows::lock_rows(Some(&prev), &cur, &|_| String::new());
+    assert_eq!(rows[0].contended, 70);
+}

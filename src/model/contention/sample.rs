@@ -97,6 +97,11 @@ pub struct LockSample {
     /// Kernel stack, innermost first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<String>,
+    /// The kernel entry's stack id: with `lock`, `tgid`, `flags` and `is_mmap`, the key
+    /// of the counters, so two reads are subtracted entry by entry (several stacks can
+    /// share a caller). None in recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kstack: Option<i64>,
 }
 
 /// mmap_lock waits of one thread on one victim's lock while one holder process held it
