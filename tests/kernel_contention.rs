@@ -273,10 +273,9 @@ fn mmap_lock_waits_match_lock_waits() {
         .map(|fr| u(&fr["contention_drops"]["lock_nest"]))
         .sum();
     eprintln!("kernel-lock waits reported lost: {lost}");
-    // And by the waits in flight at the first and the last read: a read walks the
-    // mmap_lock entries before the kernel-lock ones, so a wait that ends between the two
-    // is in one view's count and not yet in the other's (a CI run: mmap_lock 15,314
-    // against 15,313, none lost). At most one per victim thread (two) at each end.
+    // And by the waits in flight at the first and the last read: a read walks the mmap_lock
+    // entries first, so a wait ending before the kernel-lock walk is in one count only (a CI
+    // run: 15,314 against 15,313, none lost). At most one per victim thread at each end.
     const IN_FLIGHT: u64 = 2;
     assert!(
         lock_waits <= mmap_waits + IN_FLIGHT && mmap_waits <= lock_waits + lost + IN_FLIGHT,
