@@ -294,8 +294,7 @@ fn kernel_lock_callers_keep_paths_apart() {
         return;
     }
     let _g = kernel_lock();
-    // No ceiling on ttop's cost: every contention keeps its stack (model/shed.rs).
-    let ttop = Stream::start(&["--json", "-n", "8", "-d", "0.5", "--bpf-budget", "off"]);
+    let ttop = Stream::start(&["--json", "-n", "8", "-d", "0.5"]);
     let mut w = spawn_workload("futex_mutex", &["4", "3"]);
     let (head, _r) = first_line(&mut w);
     assert!(
@@ -391,17 +390,11 @@ fn kernel_lock_stack_cache_names_the_walked_callers() {
         return;
     }
     let _g = kernel_lock();
-    // No ceiling on ttop's cost: the callers of every contention are compared.
-    let args = [
-        "--json",
-        "-d",
-        "0.5",
-        "--futex-calls",
-        "--bpf-budget",
-        "off",
-    ];
-    let walk = Stream::start_env(&args, &[("TTOP_LOCK_STACK_CACHE", "off")]);
-    let cache = Stream::start(&args);
+    let walk = Stream::start_env(
+        &["--json", "-d", "0.5", "--futex-calls"],
+        &[("TTOP_LOCK_STACK_CACHE", "off")],
+    );
+    let cache = Stream::start(&["--json", "-d", "0.5", "--futex-calls"]);
     let mut w = spawn_workload("futex_mutex", &["4", "3"]);
     let (head, _r) = first_line(&mut w);
     assert!(

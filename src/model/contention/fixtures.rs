@@ -242,7 +242,6 @@ pub fn fixture(secs: u64) -> ContentionSample {
             walked: 400 * secs,
             cached: 6_100 * secs,
             wrong: 0,
-            shed: 0,
         },
         // Stacks are named once each: a few new frames a second, one unnamed in libc's
         // stripped neighbour.

@@ -265,7 +265,6 @@ fn kernel_stacks(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Ker
         walked: delta(p.walked, c.walked),
         cached: delta(p.cached, c.cached),
         wrong: delta(p.wrong, c.wrong),
-        shed: delta(p.shed, c.shed),
     }
 }
 

@@ -167,10 +167,6 @@ pub struct KernelStacks {
     pub walked: u64,
     pub cached: u64,
     pub wrong: u64,
-    /// Contentions the ceiling on ttop's own cost left without a stack (model/shed.rs):
-    /// counted under the caller `NOT_SAMPLED`.
-    #[serde(default)]
-    pub shed: u64,
 }
 
 /// User stack frames named so far (cumulative), and why the others were not: the
