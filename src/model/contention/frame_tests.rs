@@ -428,6 +428,18 @@ fn a_caller_whose_sibling_stack_went_idle_counts_only_new_contentions() {
     let rows = super::lock_rows::lock_rows(Some(&prev), &cur, &|_| String::new());
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].contended, 50, "{rows:?}");
+    // An entry named between two reads ("?" while its stack was unread) is the same
+    // entry: only its new contentions count.
+    let unread = LockSample {
+        caller: "?".into(),
+        ..entry(2662, 1_000_000)
+    };
+    let rows = super::lock_rows::lock_rows(
+        Some(&sample(vec![unread])),
+        &sample(vec![entry(2662, 1_000_020)]),
+        &|_| String::new(),
+    );
+    assert_eq!(rows[0].contended, 20, "{rows:?}");
     // A recording made before the stack id was kept subtracts by caller, as it did.
     let old = |l: LockSample| LockSample { kstack: None, ..l };
     let prev = sample(vec![old(entry(1, 1_000_000))]);

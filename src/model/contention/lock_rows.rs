@@ -30,9 +30,17 @@ pub(super) fn lock_rows(
             l.kstack,
         )
     };
+    // The previous read is looked up by the kernel key alone where the stack id is kept:
+    // an entry's caller can be named between two reads (`?` while its stack is unread).
+    let by_id = |mut k: LockKey| {
+        if k.5.is_some() {
+            k.1.clear();
+        }
+        k
+    };
     let mut pm: HashMap<LockKey, (u64, u64)> = HashMap::new();
     for l in prev.map(|p| p.locks.as_slice()).unwrap_or_default() {
-        let e = pm.entry(key(l)).or_default();
+        let e = pm.entry(by_id(key(l))).or_default();
         e.0 += l.contended;
         e.1 += l.wait_ns;
     }
@@ -49,7 +57,7 @@ pub(super) fn lock_rows(
     // Group by (lock, caller, type): one row, with the processes that waited.
     let mut rows: HashMap<(u64, String, u32, bool), LockAcc> = HashMap::new();
     for (k, (cont, wait, max, wcomm)) in cm {
-        let (pc, pw) = pm.get(&k).copied().unwrap_or_default();
+        let (pc, pw) = pm.get(&by_id(k.clone())).copied().unwrap_or_default();
         let dc = delta(pc, cont);
         let dw = delta(pw, wait);
         if dc == 0 {
