@@ -48,7 +48,8 @@ const volatile __u64 syscall_entry_len;
 #define KSTACK_WALKED 0
 #define KSTACK_CACHED 1
 #define KSTACK_WRONG 2
-__u64 kstack_stats[3];
+#define KSTACK_SPILLED 3 /* walks stored in kstacks_spill (their kstacks bucket was taken) */
+__u64 kstack_stats[4];
 
 struct ttop_kscan {
 	__u64 sp;
@@ -199,6 +200,14 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 	}
 	id = bpf_get_stackid(ctx, &kstacks, 0);
 	__sync_fetch_and_add(&kstack_stats[KSTACK_WALKED], 1);
+	if (id == -17 /* EEXIST: its bucket holds another stack */) {
+		long spill = bpf_get_stackid(ctx, &kstacks_spill, 0);
+
+		if (spill >= 0) {
+			id = spill + TTOP_STACKS;
+			__sync_fetch_and_add(&kstack_stats[KSTACK_SPILLED], 1);
+		}
+	}
 	if (!e || id < 0)
 		return id;
 	/* A sampled re-walk of a current entry that found another path below the key. */

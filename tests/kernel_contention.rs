@@ -7,45 +7,10 @@ mod common;
 
 use std::time::Duration;
 
+use common::locks::*;
 use common::stream::*;
 use common::*;
 use serde_json::Value;
-
-/// Whether this kernel has the lock:contention_begin/end tracepoints (5.19+), read from
-/// tracefs, not from ttop.
-fn kernel_has_lock_tracepoints() -> bool {
-    let root = ttop::collect::bpf::tracefs::root().expect("tracefs");
-    ttop::collect::bpf::tracefs::has_event(&root, "lock", "contention_begin")
-}
-
-/// Whether ttop measured kernel locks in these frames. Where the kernel has the
-/// tracepoints it must have (anything else fails the test); where it has not (before
-/// 5.19) ttop must say so and list no lock row, and this is false: the caller's checks
-/// of the figures do not apply there, and the not-measured path is what was tested.
-fn kernel_locks_measured(frames: &[Value]) -> bool {
-    let p = problems(frames);
-    let said = p.iter().any(|x| x.contains("kernel lock view"));
-    if kernel_has_lock_tracepoints() {
-        assert!(
-            !said,
-            "the kernel has lock:contention_begin but the kernel-lock view did not load: {p:?}"
-        );
-        for f in frames {
-            assert_eq!(f["contention_measured"]["locks"], true, "{p:?}");
-        }
-        return true;
-    }
-    assert!(
-        said,
-        "no lock:contention_begin here, and ttop did not say so: {p:?}"
-    );
-    for f in frames {
-        assert_eq!(f["contention_measured"]["locks"], false);
-        assert_eq!(f["locks"], serde_json::json!([]), "lock rows not measured");
-    }
-    eprintln!("no lock:contention_begin on this kernel: checked that ttop says so");
-    false
-}
 
 /// Seed 002: a reader of /proc/V/environ, descheduled while it holds V's mmap_lock,
 /// stalls V's threads that need the lock for writing. ttop names V as the victim and the
@@ -347,34 +312,6 @@ fn kernel_lock_callers_keep_paths_apart() {
     }
 }
 
-/// The workload's kernel-lock waits summed over all frames, by `key` of the lock row.
-fn lock_waits_by<K: Ord>(
-    frames: &[Value],
-    pid: u64,
-    key: impl Fn(&Value) -> K,
-) -> std::collections::BTreeMap<K, u64> {
-    let mut rows = std::collections::BTreeMap::new();
-    for fr in frames {
-        for r in fr["locks"].as_array().unwrap() {
-            let mine: u64 = r["waiters"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|w| u(&w["pid"]) == pid)
-                .map(|w| u(&w["contended"]))
-                .sum();
-            if mine > 0 {
-                *rows.entry(key(r)).or_default() += mine;
-            }
-        }
-    }
-    rows
-}
-
-fn stacks_sum(frames: &[Value], key: &str) -> u64 {
-    frames.iter().map(|f| u(&f["kernel_stacks"][key])).sum()
-}
-
 /// The stack cache (bpf/lock_stacks.h) must name the same callers as a walk of every
 /// contention: two ttops watch the same mutex storm, one with the cache off, and their
 /// per-caller wait counts for the workload must agree. Both see every contention (each
@@ -390,20 +327,7 @@ fn kernel_lock_stack_cache_names_the_walked_callers() {
         return;
     }
     let _g = kernel_lock();
-    let walk = Stream::start_env(
-        &["--json", "-d", "0.5", "--futex-calls"],
-        &[("TTOP_LOCK_STACK_CACHE", "off")],
-    );
-    let cache = Stream::start(&["--json", "-d", "0.5", "--futex-calls"]);
-    let mut w = spawn_workload("futex_mutex", &["4", "3"]);
-    let (head, _r) = first_line(&mut w);
-    assert!(
-        wait_timeout(&mut w, Duration::from_secs(20)),
-        "futex_mutex hung"
-    );
-    let pid = num(&head, "pid") as u64;
-    let fw = walk.stop_after(2);
-    let fc = cache.stop_after(2);
+    let (pid, fw, fc) = storm_seen_twice(&[("TTOP_LOCK_STACK_CACHE", "off")], &[]);
     if !kernel_locks_measured(&fc) || !kernel_locks_measured(&fw) {
         return;
     }
@@ -439,34 +363,8 @@ fn kernel_lock_stack_cache_names_the_walked_callers() {
         cached > walked,
         "the cache answered too little under a mutex storm: {cached} cached, {walked} walked"
     );
+    let (qa, qb) = callers_agree((&a, &fw), (&b, &fc));
     let (ta, tb): (u64, u64) = (a.values().sum(), b.values().sum());
-    assert!(ta >= 1000, "too few kernel-lock waits to compare: {ta}");
-    // A stack the map could not store (its hash bucket already holds another stack: the
-    // two ttops' maps fill in different orders) is named "?" and counted in
-    // contention_drops.stacks. Such waits may be missing from their true caller in
-    // that run only, and only if that run counted lost stacks.
-    let unnamed = |m: &std::collections::BTreeMap<String, u64>, fr: &[Value]| {
-        let q = m.get("?").copied().unwrap_or(0);
-        let lost: u64 = fr.iter().map(|f| u(&f["contention_drops"]["stacks"])).sum();
-        assert!(
-            q == 0 || lost > 0,
-            "{q} waits named ? but no stack counted lost"
-        );
-        q
-    };
-    let (qa, qb) = (unnamed(&a, &fw), unnamed(&b, &fc));
-    for caller in a.keys().chain(b.keys()).filter(|c| *c != "?") {
-        let (x, y) = (
-            a.get(caller).copied().unwrap_or(0),
-            b.get(caller).copied().unwrap_or(0),
-        );
-        let lost = if x > y { qb } else { qa };
-        assert!(
-            x.abs_diff(y) <= 10 + x.max(y) / 50 + lost,
-            "caller {caller}: {x} waits walked, {y} with the cache (totals {ta}, {tb}; \
-             unnamed {qa}, {qb})"
-        );
-    }
     assert!(
         qa.max(qb) <= 10 + ta.max(tb) / 50,
         "too many waits without a stack: {qa} walked, {qb} cached (totals {ta}, {tb})"

@@ -44,6 +44,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "=off: every kernel-lock wait takes a full kernel stack walk (no fingerprint cache; for comparisons).",
     ),
     (
+        "TTOP_KSTACKS",
+        "=N: the kernel-lock stack map holds N stacks (1-4096), so stacks share buckets and spill (for tests).",
+    ),
+    (
         "TTOP_USTACKS",
         "=off: no user stacks are kept for futex waiters (their callers show as -; what keeping them costs).",
     ),

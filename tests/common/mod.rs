@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 pub mod bpftrace;
 pub mod cgroup;
+pub mod locks;
 pub mod profile;
 pub mod scrape;
 pub mod screen;

@@ -32,7 +32,7 @@ mod stacks;
 use futex_totals::{Counts, Entry, FutexTotals};
 pub use hooks::FutexHooks;
 use hooks::FutexLinks;
-use stacks::stack_ips;
+use stacks::{kstack_ips, kstack_map};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/contention.skel.rs"));
@@ -194,21 +194,30 @@ impl ContentionCollector {
         {
             let maps = &self.skel.maps;
             let map = [&maps.kstacks, &maps.ustacks, &maps.mmap_ustacks][i];
+            // Kernel-lock stack ids cover kstacks and, offset, kstacks_spill.
+            let spill = (i == 0).then_some(&maps.kstacks_spill);
+            let key_of = |k: Vec<u8>| Some(u32::from_ne_bytes(k.try_into().ok()?));
             let ids = &mut self.stack_ids[i];
             if list {
-                ids.listed(
-                    map.keys()
-                        .filter_map(|k| Some(u32::from_ne_bytes(k.try_into().ok()?))),
-                );
+                ids.listed(map.keys().filter_map(key_of));
+                if let Some(sp) = spill {
+                    let base = stacks::KSTACKS_SPILL_BASE;
+                    ids.listed(sp.keys().filter_map(key_of).map(|k| k + base));
+                }
             }
             let free = ids.sweep(&live[i]);
-            for id in &free {
-                let _ = map.delete(&id.to_ne_bytes());
+            for &id in &free {
+                let (m, key) = match spill {
+                    Some(sp) => kstack_map(map, sp, id),
+                    None => (&**map, id),
+                };
+                let _ = m.delete(&key.to_ne_bytes());
             }
             fill.push(StackMapFill {
                 map: name.to_string(),
                 held: ids.held(),
-                capacity: u64::from(map.max_entries()),
+                capacity: u64::from(map.max_entries())
+                    + spill.map_or(0, |sp| u64::from(sp.max_entries())),
                 freed: ids.freed,
             });
             match i {
@@ -365,7 +374,7 @@ impl ContentionCollector {
             let caller = match self.syms.kernel_cached(key.kstack) {
                 Some(c) => c.to_string(),
                 None => {
-                    let ips = stack_ips(&maps.kstacks, key.kstack);
+                    let ips = kstack_ips(&maps.kstacks, &maps.kstacks_spill, key.kstack);
                     if ips.is_empty() {
                         // A negative id the program counted itself; a freed one here.
                         if key.kstack >= 0 {
@@ -425,6 +434,7 @@ impl ContentionCollector {
             walked: k[0],
             cached: k[1],
             wrong: k[2],
+            spilled: k[3],
         };
         let data = self.data();
         // SAFETY: as in load(); starts a new interval for the max trackers.

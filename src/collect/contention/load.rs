@@ -295,6 +295,9 @@ impl ContentionCollector {
             if let Some(bss) = open.maps.bss_data.as_deref_mut() {
                 bss.clock_ns = crate::util::mono_ns();
             }
+            if let Some(n) = crate::collect::overrides::overrides().kstacks {
+                open.maps.kstacks.set_max_entries(n)?;
+            }
             if by_tid {
                 open.maps.thread_state.set_autocreate(false)?;
                 open.maps.thread_state_h.set_max_entries(TTOP_MAX_THREADS)?;

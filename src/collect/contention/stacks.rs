@@ -33,6 +33,31 @@ fn copy_key(pid: u32, uaddr: u64, id: i32) -> Vec<u8> {
 }
 
 /// A stack of the stack map, innermost first (empty: none).
+/// Kernel-lock stack ids from this on name stacks in `kstacks_spill`, less this
+/// (TTOP_STACKS in bpf/ttop.h: kstacks has that many buckets, so its own ids are below).
+pub(super) const KSTACKS_SPILL_BASE: u32 = 4096;
+
+/// The map that holds kernel-lock stack `id`, and its key there.
+pub(super) fn kstack_map<'m>(
+    kstacks: &'m libbpf_rs::Map<'m>,
+    spill: &'m libbpf_rs::Map<'m>,
+    id: u32,
+) -> (&'m libbpf_rs::Map<'m>, u32) {
+    match id.checked_sub(KSTACKS_SPILL_BASE) {
+        Some(k) => (spill, k),
+        None => (kstacks, id),
+    }
+}
+
+/// The frames of kernel-lock stack `id` (empty: none, or freed).
+pub(super) fn kstack_ips(kstacks: &libbpf_rs::Map, spill: &libbpf_rs::Map, id: i32) -> Vec<u64> {
+    if id < 0 {
+        return Vec::new();
+    }
+    let (map, key) = kstack_map(kstacks, spill, id as u32);
+    stack_ips(map, key as i32)
+}
+
 pub(super) fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
     if id < 0 {
         return Vec::new();
@@ -515,5 +540,18 @@ mod tests {
         assert_eq!(d.top().unwrap().0, "f2");
         // No naming budget: a new stack is not kept.
         assert_eq!(d.sample(vec![7, 9], |_| None), None);
+    }
+}
+
+#[cfg(test)]
+mod spill_tests {
+    /// The spill ids' base is kstacks' bucket count, as bpf/ttop.h sets it.
+    #[test]
+    fn the_spill_base_is_ttop_stacks() {
+        let h = include_str!("../../../bpf/ttop.h");
+        assert!(h.contains(&format!(
+            "#define TTOP_STACKS {}\n",
+            super::KSTACKS_SPILL_BASE
+        )));
     }
 }

@@ -242,6 +242,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             walked: 400 * secs,
             cached: 6_100 * secs,
             wrong: 0,
+            spilled: 0,
         },
         // Stacks are named once each: a few new frames a second, one unnamed in libc's
         // stripped neighbour.

@@ -265,6 +265,7 @@ fn kernel_stacks(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Ker
         walked: delta(p.walked, c.walked),
         cached: delta(p.cached, c.cached),
         wrong: delta(p.wrong, c.wrong),
+        spilled: delta(p.spilled, c.spilled),
     }
 }
 

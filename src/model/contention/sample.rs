@@ -161,12 +161,17 @@ impl ContentionDrops {
 /// How kernel-lock stacks were taken (cumulative): `walked` by the kernel's unwinder,
 /// `cached` from a per-CPU cache keyed by a fingerprint of the call path (see
 /// bpf/lock_stacks.h), and `wrong`: re-walks that found a cached stack differed (the
-/// fingerprint is then never trusted again). Zero in recordings made before it existed.
+/// fingerprint is then never trusted again), `spilled`: walks kept in the spill map. Zero
+/// in recordings made before they existed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelStacks {
     pub walked: u64,
     pub cached: u64,
     pub wrong: u64,
+    /// Walks whose stack was refused by its bucket in `kstacks` (another stack holds it)
+    /// and kept in the spill map instead (named, not `?`).
+    #[serde(default)]
+    pub spilled: u64,
 }
 
 /// User stack frames named so far (cumulative), and why the others were not: the
