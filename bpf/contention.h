@@ -158,6 +158,9 @@ volatile __u64 tick_gen = 1;
 /* Set at load: TTOP_USTACKS=off keeps no futex user stacks (the benchmark's baseline for
  * what keeping them costs). */
 const volatile __u32 ustacks_off = 0;
+/* Written by user space: 1 while the ceiling on ttop's own cost (src/model/shed.rs) has
+ * turned the futex user stack walks off; entries keep the stack they had. */
+volatile __u32 ustacks_shed;
 
 /* Read by user space. */
 __u64 cdrops[CDROP__COUNT];

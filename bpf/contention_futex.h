@@ -380,7 +380,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 	/* A user stack walk per contended wait is too much under a storm: take the first
 	 * one, then one in 64. A stack the map refused (-2) waits for the next one in 64
 	 * too: retried at every wait, a full map cost a walk per wait. */
-	if (!ustacks_off && (s->ustack == -1 || (s->contended & 63) == 0)) {
+	if (!ustacks_off && !ustacks_shed && (s->ustack == -1 || (s->contended & 63) == 0)) {
 		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
 
 		if (sid >= 0) {

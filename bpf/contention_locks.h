@@ -112,7 +112,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 			return 0;
 		}
 		kstack = lock_stack_id(ctx, 1 | (__u64)flags << 8);
-		if (kstack < 0)
+		if (kstack < 0 && kstack != TTOP_KSTACK_SHED)
 			cdrop(CDROP_STACKS);
 		now = bpf_ktime_get_ns();
 		/* Constant index for the verifier. */
@@ -154,7 +154,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 		nw.lock = addr;
 		nw.flags = flags;
 		nw.kstack = lock_stack_id(ctx, 2 | (__u64)flags << 8);
-		if (nw.kstack < 0)
+		if (nw.kstack < 0 && nw.kstack != TTOP_KSTACK_SHED)
 			cdrop(CDROP_STACKS);
 		if (own && addr == mmap_lock_addr(own))
 			nw.is_mmap = 1;

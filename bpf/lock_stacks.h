@@ -49,7 +49,19 @@ const volatile __u64 syscall_entry_len;
 #define KSTACK_CACHED 1
 #define KSTACK_WRONG 2
 #define KSTACK_SPILLED 3 /* walks stored in kstacks_spill (their kstacks bucket was taken) */
-__u64 kstack_stats[4];
+#define KSTACK_SHED 4 /* contentions left without a stack by the ceiling (below) */
+__u64 kstack_stats[5];
+
+/* The ceiling on ttop's own cost (src/model/shed.rs), written by user space: 0 keeps a
+ * stack for every contention as above; 1..KSHED_OFF-1 keeps one for 1 contention in
+ * 2^kstack_shed, picked at random, and the others skip the key scan and the walk and are
+ * counted under the stack id TTOP_KSTACK_SHED (their waits and times still exact);
+ * KSHED_OFF and above keeps none. */
+volatile __u32 kstack_shed;
+#define KSHED_OFF 16
+/* The stack id of a contention the ceiling left without a stack (src/collect/contention
+ * names it): below bpf_get_stackid's -errno values. */
+#define TTOP_KSTACK_SHED (-4096)
 
 struct ttop_kscan {
 	__u64 sp;
@@ -176,8 +188,14 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 	struct ttop_kscan *b = bpf_map_lookup_elem(&kscan, &zero);
 	struct ttop_kcache_ent *e = NULL;
 	__u64 fp = 0;
+	__u32 shed = kstack_shed;
 	long id;
 
+	if (shed && (shed >= KSHED_OFF ||
+		     (bpf_get_prandom_u32() & ((1u << (shed & (KSHED_OFF - 1))) - 1)))) {
+		__sync_fetch_and_add(&kstack_stats[KSTACK_SHED], 1);
+		return TTOP_KSTACK_SHED;
+	}
 	if (b) {
 		/* A raw tracepoint's context is the argument array in bpf_trace_run*()'s
 		 * frame, on the kernel stack; above it are that frame and the traced call

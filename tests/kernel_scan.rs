@@ -75,6 +75,7 @@ fn skipped_threads_read_as_a_full_scan_does() {
         profile_hz: None,
         profile_off_cpu: false,
         futex: ttop::collect::FutexChoice::Sleeps,
+        bpf_budget_pct: None,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let mut full = ProcScanner::new(Some(vec![pid]));
@@ -178,6 +179,7 @@ fn processes_started_between_samples_are_scanned() {
         profile_hz: None,
         profile_off_cpu: false,
         futex: ttop::collect::FutexChoice::Sleeps,
+        bpf_budget_pct: None,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let has = |s: &ttop::model::sample::Sample, pid: u32| s.procs.iter().any(|p| p.pid == pid);
@@ -257,6 +259,7 @@ fn sleeping_processes_read_as_a_full_scan_does() {
         profile_hz: None,
         profile_off_cpu: false,
         futex: ttop::collect::FutexChoice::Sleeps,
+        bpf_budget_pct: None,
     });
     assert!(c.mode().bpf, "eBPF did not load: {:?}", c.mode().problems);
     let mut asleep: Vec<u32> = sleepers.iter().map(|s| s.id()).collect();

@@ -351,3 +351,51 @@ fn the_footer_keeps_help_on_narrow_screens() {
         }
     }
 }
+
+/// The ceiling on ttop's own eBPF cost has shed kernel-lock stacks to 1 in 8 and the
+/// futex user stacks: the header says so, beside ttop's own figures.
+#[test]
+fn header_says_what_the_cost_ceiling_shed() {
+    use ttop::model::own::{BpfWindow, OwnSample, ProgRun};
+    use ttop::model::shed::Shed;
+    let sys = fixtures::system();
+    let with_own = |i: u64| {
+        let mut s = fixtures::incident(i, true);
+        s.own = Some(OwnSample {
+            cpu_ns: i * 4_000_000,
+            rss_bytes: 31 << 20,
+            bpf: Some(BpfWindow {
+                end_mono_ns: s.mono_ns,
+                window_ns: 1_000_000_000,
+                progs: vec![ProgRun {
+                    name: "ttop_contention_begin".into(),
+                    run_time_ns: 21_000_000,
+                    run_cnt: 90_000,
+                }],
+            }),
+            bpf_why: None,
+            shed: Some(Shed {
+                budget_pct: 3.0,
+                kernel_stacks_1_in: Some(8),
+                user_stacks_off: true,
+                since_mono_ns: Some(s.mono_ns - 6_000_000_000),
+                decided_at_pct: 4.2,
+            }),
+        });
+        s
+    };
+    let mut app = App::new();
+    let mut prev = with_own(0);
+    for i in 1..=3 {
+        let cur = with_own(i);
+        app.push_frame(derive(&sys, Some(&prev), &cur));
+        prev = cur;
+    }
+    let (text, _) = screen(&app, 120, 24);
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.contains("shed: kernel stacks 1/8, user stacks off"),
+        "{head}"
+    );
+    snap!("header_cost_ceiling_120x24", text);
+}

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::parse::parse_interval;
+use super::parse::{BpfBudget, parse_bpf_budget, parse_interval};
 
 /// What every collecting subcommand (record, serve) accepts, as the live mode does.
 /// Given before the subcommand (`ttop -d 2 record ...`) they apply too; given after it,
@@ -41,6 +41,13 @@ pub struct CollectArgs {
     /// or --comm).
     #[arg(long = "futex-calls", conflicts_with = "no_futex")]
     pub futex_calls: bool,
+
+    /// A ceiling on ttop's own eBPF cost, % of one CPU for all its programs together
+    /// (none unless given; 3 is the budget docs/overhead.md measures against): above it,
+    /// kernel-lock stacks are kept for fewer contentions, then none, then futex user
+    /// stacks are no longer walked, and the header says so. `off` (or 0): no ceiling.
+    #[arg(long = "bpf-budget", value_name = "PCT", value_parser = parse_bpf_budget)]
+    pub bpf_budget: Option<BpfBudget>,
 
     /// Sample on-CPU stacks at HZ per CPU (99 when no HZ is given) into each Sample.
     #[arg(long = "profile", value_name = "HZ", num_args = 0..=1, require_equals = true,

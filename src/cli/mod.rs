@@ -25,7 +25,10 @@ mod serve_args;
 pub use collect_args::CollectArgs;
 pub use completions::{CompletionsArgs, Shell, completions};
 pub use man::man_page;
-pub use parse::{parse_count, parse_duration, parse_interval, parse_size, parse_span};
+pub use parse::{
+    BpfBudget, parse_bpf_budget, parse_count, parse_duration, parse_interval, parse_size,
+    parse_span,
+};
 pub use probe_args::ProbeArgs;
 pub use processes::{COMM_LEN, check_processes, comm_notes, kernel_comm, tgid_of};
 pub use profile_args::ProfileArgs;
@@ -70,6 +73,13 @@ pub struct Cli {
     /// which a futex storm does not feel. On with -p or --comm.
     #[arg(long = "futex-calls", conflicts_with = "no_futex")]
     pub futex_calls: bool,
+
+    /// A ceiling on ttop's own eBPF cost, % of one CPU for all its programs together
+    /// (none unless given; 3 is the budget docs/overhead.md measures against): above it,
+    /// kernel-lock stacks are kept for fewer contentions, then none, then futex user
+    /// stacks are no longer walked, and the header says so. `off` (or 0): no ceiling.
+    #[arg(long = "bpf-budget", value_name = "PCT", value_parser = parse_bpf_budget)]
+    pub bpf_budget: Option<BpfBudget>,
 
     /// Sample on-CPU stacks of the watched processes (or of the whole machine) at HZ per
     /// CPU (99 when no HZ is given): `--json` frames and recordings carry each interval's
@@ -197,6 +207,7 @@ impl Cli {
         }
         let mut no_futex = self.no_futex;
         let mut futex_calls = self.futex_calls;
+        let mut bpf_budget = self.bpf_budget;
         let mut profile = self.profile;
         let mut off_cpu = self.off_cpu;
         if let Some(s) = sub {
@@ -207,6 +218,7 @@ impl Cli {
             no_bpf |= s.no_bpf;
             no_futex |= s.no_futex;
             futex_calls |= s.futex_calls;
+            bpf_budget = s.bpf_budget.or(bpf_budget);
             if !s.pids.is_empty() {
                 pids = s.pids.clone();
             }
@@ -236,6 +248,7 @@ impl Cli {
                 } else {
                     crate::collect::FutexChoice::Sleeps
                 },
+                bpf_budget_pct: bpf_budget.and_then(|b| b.0),
             },
         }
     }

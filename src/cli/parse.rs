@@ -94,3 +94,21 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
     }
     Ok(Duration::from_secs_f64(secs))
 }
+
+/// `--bpf-budget`: the ceiling on ttop's own eBPF cost, % of one CPU (`off` or 0: none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BpfBudget(pub Option<f64>);
+
+pub fn parse_bpf_budget(s: &str) -> Result<BpfBudget, String> {
+    let t = s.trim().trim_end_matches('%');
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(BpfBudget(None));
+    }
+    match t.parse::<f64>() {
+        Ok(0.0) => Ok(BpfBudget(None)),
+        Ok(v) if v > 0.0 && v <= 100.0 * 4096.0 => Ok(BpfBudget(Some(v))),
+        _ => Err(format!(
+            "{s:?}: a share of one CPU in % (e.g. 3 or 0.5), or off"
+        )),
+    }
+}

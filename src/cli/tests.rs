@@ -126,3 +126,21 @@ fn comm_names_and_counts() {
     let e = check_processes(&[10, 11], tasks).unwrap_err();
     assert!(e.starts_with("11 is a thread of process 10 (main)"), "{e}");
 }
+
+#[test]
+fn bpf_budget() {
+    use super::parse::{BpfBudget, parse_bpf_budget};
+    let record = Cli::try_parse_from(["ttop", "record", "-o", "x", "--bpf-budget", "1.5"]).unwrap();
+    assert_eq!(record.settings().cfg.bpf_budget_pct, Some(1.5));
+    assert_eq!(parse_bpf_budget("3"), Ok(BpfBudget(Some(3.0))));
+    assert_eq!(parse_bpf_budget("0.5%"), Ok(BpfBudget(Some(0.5))));
+    assert_eq!(parse_bpf_budget("off"), Ok(BpfBudget(None)));
+    assert_eq!(parse_bpf_budget("0"), Ok(BpfBudget(None)));
+    assert!(parse_bpf_budget("-1").is_err());
+    assert!(parse_bpf_budget("lots").is_err());
+    // No ceiling unless one is given; `off` says so.
+    let cli = Cli::try_parse_from(["ttop", "--json"]).unwrap();
+    assert_eq!(cli.settings().cfg.bpf_budget_pct, None);
+    let cli = Cli::try_parse_from(["ttop", "--json", "--bpf-budget", "off"]).unwrap();
+    assert_eq!(cli.settings().cfg.bpf_budget_pct, None);
+}

@@ -216,7 +216,7 @@ impl Collector {
             last_runq: None,
             churning: Default::default(),
             last_churn: Default::default(),
-            own: super::own::OwnMeter::new(mode.bpf),
+            own: super::own::OwnMeter::new(mode.bpf, cfg.bpf_budget_pct),
             mode,
             seq: 0,
         };
@@ -363,6 +363,9 @@ impl Collector {
         // ttop's own cost first: its BPF statistics window opens and closes just before
         // /proc/stat is read, so a window spans one frame's interval.
         let own = self.own.read(mono_ns());
+        if let (Some(c), Some(shed)) = (self.contention.as_mut(), own.shed.as_ref()) {
+            c.shed(shed);
+        }
         let stat = self.system.read();
         let mut mono = mono_ns();
         let mut wall = wall_ns();

@@ -20,6 +20,9 @@ pub struct Config {
     pub profile_off_cpu: bool,
     /// How futex waits are measured, as the user asked.
     pub futex: FutexChoice,
+    /// The ceiling on ttop's own eBPF cost, % of one CPU (--bpf-budget; None: no
+    /// ceiling, as in Config::default()).
+    pub bpf_budget_pct: Option<f64>,
 }
 
 /// The user's futex choice (the hooks then used: `Config::futex_hooks`).

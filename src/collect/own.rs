@@ -5,12 +5,17 @@
 //! per run, so ttop holds them on for a short window at intervals: WINDOW_NS every
 //! EVERY_NS, the first one from the first tick. Between windows the last one's figures
 //! stand, with their age.
+//!
+//! Each window is judged by the ceiling on the programs' cost (model/shed.rs); after a
+//! window that changed what is shed, the next opens WINDOW_NS later instead, so the
+//! steps follow each other within seconds and their effect is measured.
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
 
 use super::bpf::stats::{self, ProgStat};
 use crate::model::own::{BpfWindow, OwnSample, ProgRun};
+use crate::model::shed::Ceiling;
 
 /// How long a statistics window lasts (at least; it closes at the first tick after)
 /// and how often one opens.
@@ -36,11 +41,15 @@ pub struct OwnMeter {
     last: Option<BpfWindow>,
     why: Option<String>,
     names: HashMap<u32, String>,
+    /// None: the ceiling is off (--bpf-budget off, or no eBPF).
+    ceiling: Option<Ceiling>,
 }
 
 impl OwnMeter {
-    pub fn new(bpf: bool) -> Self {
+    /// `budget_pct`: the ceiling on the programs' cost, % of one CPU (None: off).
+    pub fn new(bpf: bool, budget_pct: Option<f64>) -> Self {
         OwnMeter {
+            ceiling: Ceiling::new(budget_pct.filter(|_| bpf)),
             bpf,
             open: None,
             next_mono_ns: 0,
@@ -60,6 +69,7 @@ impl OwnMeter {
             rss_bytes: rss_bytes(),
             bpf: self.last.clone(),
             bpf_why: self.why.clone(),
+            shed: self.ceiling.as_ref().map(Ceiling::shed),
         }
     }
 
@@ -81,14 +91,24 @@ impl OwnMeter {
                     run_cnt: p.run_cnt,
                 })
                 .collect();
-            self.last = Some(BpfWindow {
+            let w = BpfWindow {
                 end_mono_ns: end_ns,
                 window_ns: end_ns.saturating_sub(o.start_mono_ns).max(1),
                 progs,
-            });
+            };
+            let stepped = self
+                .ceiling
+                .as_mut()
+                .is_some_and(|c| c.judge(&w.progs, w.window_ns, end_ns));
+            self.last = Some(w);
             // Dropping the fd turns the statistics off (unless another holder keeps them).
             self.open = None;
-            self.next_mono_ns = mono_ns + EVERY_NS - WINDOW_NS;
+            self.next_mono_ns = mono_ns
+                + if stepped {
+                    WINDOW_NS
+                } else {
+                    EVERY_NS - WINDOW_NS
+                };
             return;
         }
         if mono_ns < self.next_mono_ns {

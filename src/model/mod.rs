@@ -28,6 +28,7 @@ pub mod profile;
 pub mod rates;
 pub mod sample;
 pub mod scope;
+pub mod shed;
 
 pub use derive::derive;
 pub use frame::Frame;

@@ -38,6 +38,10 @@ pub struct OwnSample {
     /// Why the BPF cost is not measured, when it cannot be (no eBPF, or the kernel
     /// refused BPF_ENABLE_STATS).
     pub bpf_why: Option<String>,
+    /// What the ceiling on the programs' cost has shed (model/shed.rs); None when the
+    /// ceiling is off, and in recordings made before it existed.
+    #[serde(default)]
+    pub shed: Option<super::shed::Shed>,
 }
 
 /// One program's cost over the window.
@@ -67,6 +71,8 @@ pub struct OwnFrame {
     pub bpf_not_measured: Option<String>,
     /// Per program, most costly first; empty when not measured.
     pub bpf_programs: Vec<ProgCost>,
+    /// The ceiling on the programs' cost and what it has shed; None when it is off.
+    pub shed: Option<super::shed::ShedFrame>,
 }
 
 /// Each program's cost over a window of `window_ns`, most costly first.
@@ -99,6 +105,10 @@ pub fn derive(
         cpu_pct,
         rss_bytes: cur.rss_bytes,
         bpf_not_measured: cur.bpf_why.clone(),
+        shed: cur
+            .shed
+            .as_ref()
+            .map(|s| super::shed::ShedFrame::of(s, mono_ns)),
         ..Default::default()
     };
     if let Some(w) = &cur.bpf {
@@ -174,6 +184,7 @@ mod tests {
             rss_bytes: 29 << 20,
             bpf: Some(window()),
             bpf_why: None,
+            shed: None,
         };
         let f = derive(Some(&prev), &cur, 6_000_000_000, 2.0);
         assert_eq!(f.cpu_pct, Some(1.0));

@@ -51,6 +51,16 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
             ));
         }
     }
+    // What the ceiling on ttop's own cost has shed (model/shed.rs): never gives way, as
+    // the figures it thins out are on screen.
+    if let Some(t) = fr
+        .own
+        .as_ref()
+        .and_then(|o| o.shed.as_ref())
+        .and_then(|s| s.text.as_deref())
+    {
+        spans.push(Span::styled(format!(" {t} "), th.warn));
+    }
     if let Some(filter) = &fr.filter {
         spans.push(Span::styled(
             format!(" watching {} ", fmt::inert(filter)),
@@ -101,6 +111,10 @@ pub const WORDS: &[(&str, &str)] = &[
     (
         "ttop +BPF",
         "what ttop itself costs: its process's CPU over the interval, its eBPF programs' CPU (measured 1 s in every 10, - until measured; JSON self) and its resident memory",
+    ),
+    (
+        "shed",
+        "ttop's eBPF programs ran over their budget (--bpf-budget, default 3% of one CPU; JSON self.shed): kernel-lock stacks are kept for 1 contention in N, or none, and futex user stacks are no longer walked; the others are counted under the caller \"(not sampled)\"",
     ),
     (
         "sched skips",

@@ -18,6 +18,7 @@ use crate::model::contention::{
     StackMapFill,
 };
 use crate::model::features::Feature;
+use crate::model::shed::NOT_SAMPLED;
 
 #[path = "futex_totals.rs"]
 mod futex_totals;
@@ -43,6 +44,9 @@ use skel::{ContentionSkel, types};
 const IDLE_NS: u64 = 10_000_000_000;
 /// Futex words per tick whose waiter stack is symbolised.
 const TOP_STACKS: usize = 8;
+/// The stack id bpf/lock_stacks.h gives a contention the ceiling left without a stack
+/// (TTOP_KSTACK_SHED).
+const KSTACK_SHED: i32 = -4096;
 
 pub struct ContentionCollector {
     skel: ContentionSkel<'static>,
@@ -170,6 +174,23 @@ impl ContentionCollector {
         }
         // The futex2 syscalls' problems were said at start.
         self.futex.switch(&self.skel, on, &mut Vec::new())
+    }
+
+    /// Apply what the ceiling on ttop's own cost has shed (model/shed.rs) to the
+    /// programs, through their .bss: read by them at each event, no reload.
+    pub fn shed(&mut self, shed: &crate::model::shed::Shed) {
+        let k = shed.bpf_kstack_shed();
+        let u = u32::from(shed.user_stacks_off);
+        let bss = self.bss();
+        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
+        unsafe {
+            if bss.kstack_shed != k {
+                std::ptr::write_volatile(&mut bss.kstack_shed, k);
+            }
+            if bss.ustacks_shed != u {
+                std::ptr::write_volatile(&mut bss.ustacks_shed, u);
+            }
+        }
     }
 
     /// Make the kernel lock stacks' cache check its ids again before it answers.
@@ -373,6 +394,7 @@ impl ContentionCollector {
             // read and name it once.
             let caller = match self.syms.kernel_cached(key.kstack) {
                 Some(c) => c.to_string(),
+                None if key.kstack == KSTACK_SHED => NOT_SAMPLED.to_string(),
                 None => {
                     let ips = kstack_ips(&maps.kstacks, &maps.kstacks_spill, key.kstack);
                     if ips.is_empty() {
@@ -435,6 +457,7 @@ impl ContentionCollector {
             cached: k[1],
             wrong: k[2],
             spilled: k[3],
+            shed: k[4],
         };
         let data = self.data();
         // SAFETY: as in load(); starts a new interval for the max trackers.

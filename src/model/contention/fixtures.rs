@@ -243,6 +243,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             cached: 6_100 * secs,
             wrong: 0,
             spilled: 0,
+            shed: 0,
         },
         // Stacks are named once each: a few new frames a second, one unnamed in libc's
         // stripped neighbour.

@@ -266,6 +266,7 @@ fn kernel_stacks(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Ker
         cached: delta(p.cached, c.cached),
         wrong: delta(p.wrong, c.wrong),
         spilled: delta(p.spilled, c.spilled),
+        shed: delta(p.shed, c.shed),
     }
 }
 

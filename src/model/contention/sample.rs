@@ -172,6 +172,10 @@ pub struct KernelStacks {
     /// and kept in the spill map instead (named, not `?`).
     #[serde(default)]
     pub spilled: u64,
+    /// Contentions the ceiling on ttop's own cost left without a stack (model/shed.rs):
+    /// counted under the caller `NOT_SAMPLED`.
+    #[serde(default)]
+    pub shed: u64,
 }
 
 /// User stack frames named so far (cumulative), and why the others were not: the

@@ -185,10 +185,12 @@ fn maps_text_reads_are_rare_and_cheap() {
     // a 6.12 guest on a host busy with builds saw 62 ms in 3 waits, 2.5 ms on a quiet one.)
     // In a guest the number of such preempted holds varies (3 waits, 62 ms; 4 waits,
     // 87 ms in a CI-like run), so there the bound is on each wait: seed 002's stall is
-    // one wait of hundreds of ms, a TCG preemption one of ~25 ms.
+    // one wait of hundreds of ms (500 ms in the article), a TCG preemption one of ~25 ms,
+    // and up to 64 ms (6.12, 2 waits) while the three guests share the host's two cores:
+    // a guest's vCPU thread descheduled on the host holds the lock that long.
     if in_vm() {
         assert!(
-            max_ms <= 50.0,
+            max_ms <= 150.0,
             "a wait of {max_ms:.2} ms on ttop ({wait_ms:.2} ms in {waits} waits)"
         );
     } else {

@@ -28,7 +28,17 @@ pub(super) fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             continue;
         }
         let at = if w.caller.is_empty() {
-            String::new()
+            // No stack because the ceiling on ttop's own cost stopped the walks: say so.
+            let shed = fr
+                .own
+                .as_ref()
+                .and_then(|o| o.shed.as_ref())
+                .is_some_and(|s| s.user_stacks_off);
+            if shed {
+                " (caller not sampled: ttop's cost ceiling)".to_string()
+            } else {
+                String::new()
+            }
         } else {
             format!(" at {}", w.caller)
         };
