@@ -22,6 +22,31 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } ustacks SEC(".maps");
 
+/* Every stack map here has a spill map beside it. A stack map keeps a stack in the bucket
+ * its hash picks and refuses one whose bucket holds another (-EEXIST: reusing the bucket
+ * would rename the rows that hold the old id), so one call path that drew a taken bucket
+ * went unnamed for as long as the other stack lived. Such a stack is stored in the spill
+ * map instead, its id offset by TTOP_STACKS (every main map has at most that many
+ * buckets); the spill map holds only refused stacks, so it refuses one again only when
+ * two of those few share a bucket. User space reads and frees ids in both. */
+#define stackid_or_spill(ctx, map, spill, flags)                                        \
+	({                                                                               \
+		long __id = bpf_get_stackid(ctx, map, flags);                            \
+		if (__id == -17 /* EEXIST */) {                                          \
+			long __s = bpf_get_stackid(ctx, spill, flags);                   \
+			if (__s >= 0)                                                    \
+				__id = __s + TTOP_STACKS;                                \
+		}                                                                        \
+		__id;                                                                    \
+	})
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_STACKS_SPILL);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} ustacks_spill SEC(".maps");
+
 /* Copies of user stacks by (process, futex word), the key's tid 0 (see struct
  * ttop_ustack_copy): the word's latest copy, replaced with each kept walk; user space
  * weighs the stacks the copies unwind to by the contended waits of the intervals they
@@ -57,6 +82,13 @@ struct {
 	__type(key, __u32);
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } mmap_ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TTOP_STACKS_SPILL);
+	__type(key, __u32);
+	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
+} mmap_ustacks_spill SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -381,7 +413,7 @@ static __always_inline int futex_account(void *ctx, struct ttop_thread_state *ts
 	 * one, then one in 64. A stack the map refused (-2) waits for the next one in 64
 	 * too: retried at every wait, a full map cost a walk per wait. */
 	if (!ustacks_off && !ustacks_shed && (s->ustack == -1 || (s->contended & 63) == 0)) {
-		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+		long sid = stackid_or_spill(ctx, &ustacks, &ustacks_spill, BPF_F_USER_STACK);
 
 		if (sid >= 0) {
 			s->ustack = sid;

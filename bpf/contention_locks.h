@@ -31,11 +31,8 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } kstacks SEC(".maps");
 
-/* Where a stack goes whose bucket in kstacks holds another stack (the kernel refuses it,
- * -EEXIST, rather than rename the entries that hold the old id): its id here plus
- * TTOP_STACKS, so one hot path that happens to share a bucket is not named "?" for as
- * long as the other stack lives. Only such stacks come here, so two of them sharing a
- * bucket again is rare. */
+/* Where a stack goes whose bucket in kstacks holds another stack (stackid_or_spill in
+ * contention_futex.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, TTOP_STACKS_SPILL);

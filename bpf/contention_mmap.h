@@ -248,7 +248,7 @@ static __always_inline void mmap_ustack(void *ctx, struct ttop_mmap_stats *s, __
 	if (ustacks_off || (s->ustack != -1 && (n & 63) != 0))
 		return;
 	t0 = bpf_ktime_get_ns();
-	sid = bpf_get_stackid(ctx, &mmap_ustacks, BPF_F_USER_STACK);
+	sid = stackid_or_spill(ctx, &mmap_ustacks, &mmap_ustacks_spill, BPF_F_USER_STACK);
 	if (sid >= 0) {
 		s->ustack = sid;
 		__sync_fetch_and_add(&ustack_stats[0], 1);

@@ -58,7 +58,7 @@ static __always_inline void futex_sleep_begin(void *ctx, struct task_struct *pre
 	/* The sleeper is the current task: its user stack, as futex_account takes one (the
 	 * entry's first contended wait, then one in 64). */
 	if (!ustacks_off && (s->ustack == -1 || (s->contended & 63) == 0)) {
-		long sid = bpf_get_stackid(ctx, &ustacks, BPF_F_USER_STACK);
+		long sid = stackid_or_spill(ctx, &ustacks, &ustacks_spill, BPF_F_USER_STACK);
 
 		if (sid >= 0) {
 			s->ustack = sid;

@@ -216,16 +216,10 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 		__sync_fetch_and_add(&kstack_stats[KSTACK_CACHED], 1);
 		return e->id;
 	}
-	id = bpf_get_stackid(ctx, &kstacks, 0);
+	id = stackid_or_spill(ctx, &kstacks, &kstacks_spill, 0);
 	__sync_fetch_and_add(&kstack_stats[KSTACK_WALKED], 1);
-	if (id == -17 /* EEXIST: its bucket holds another stack */) {
-		long spill = bpf_get_stackid(ctx, &kstacks_spill, 0);
-
-		if (spill >= 0) {
-			id = spill + TTOP_STACKS;
-			__sync_fetch_and_add(&kstack_stats[KSTACK_SPILLED], 1);
-		}
-	}
+	if (id >= TTOP_STACKS)
+		__sync_fetch_and_add(&kstack_stats[KSTACK_SPILLED], 1);
 	if (!e || id < 0)
 		return id;
 	/* A sampled re-walk of a current entry that found another path below the key. */

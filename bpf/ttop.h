@@ -160,7 +160,8 @@ enum ttop_drop {
 #define TTOP_MAX_LOCKS 8192
 #define TTOP_MAX_MMAP 4096
 #define TTOP_STACKS 4096
-/* kstacks_spill (bpf/contention_locks.h): its ids are offset by TTOP_STACKS. */
+/* Each stack map's spill map (stackid_or_spill in bpf/contention_futex.h): its ids are
+ * offset by TTOP_STACKS. */
 #define TTOP_STACKS_SPILL 1024
 #define TTOP_STACK_DEPTH 32
 

@@ -44,8 +44,8 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "=off: every kernel-lock wait takes a full kernel stack walk (no fingerprint cache; for comparisons).",
     ),
     (
-        "TTOP_KSTACKS",
-        "=N: the kernel-lock stack map holds N stacks (1-4096), so stacks share buckets and spill (for tests).",
+        "TTOP_STACK_MAPS",
+        "=N: the kernel-lock, futex and mmap_lock stack maps hold N stacks each (1-4096), so stacks share buckets and spill (for tests).",
     ),
     (
         "TTOP_USTACKS",

@@ -21,9 +21,9 @@ pub struct Overrides {
     pub futex_no_sleeps: bool,
     /// TTOP_LOCK_STACK_CACHE=off: walk every kernel-lock contention's stack.
     pub lock_stack_cache_off: bool,
-    /// TTOP_KSTACKS=N: the kernel-lock stack map holds N stacks (at most 4096), so a
-    /// test can make stacks share buckets and spill.
-    pub kstacks: Option<u32>,
+    /// TTOP_STACK_MAPS=N: the kernel-lock, futex and mmap_lock stack maps hold N stacks
+    /// each (at most 4096), so a test can make stacks share buckets and spill.
+    pub stack_maps: Option<u32>,
     /// TTOP_USTACKS=off: keep no futex or mmap_lock user stacks.
     pub ustacks_off: bool,
     /// TTOP_NO_DWARF=1: frame pointers only, no .eh_frame unwinding.
@@ -48,7 +48,7 @@ impl Overrides {
             futex_raw_syscalls: set("TTOP_FUTEX_RAW_SYSCALLS"),
             futex_no_sleeps: set("TTOP_FUTEX_NO_SLEEPS"),
             lock_stack_cache_off: is("TTOP_LOCK_STACK_CACHE", "off"),
-            kstacks: get("TTOP_KSTACKS")
+            stack_maps: get("TTOP_STACK_MAPS")
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .map(|n| n.clamp(1, 4096)),
             ustacks_off: is("TTOP_USTACKS", "off"),
@@ -72,7 +72,7 @@ impl Overrides {
         "TTOP_FUTEX_RAW_SYSCALLS",
         "TTOP_FUTEX_NO_SLEEPS",
         "TTOP_LOCK_STACK_CACHE",
-        "TTOP_KSTACKS",
+        "TTOP_STACK_MAPS",
         "TTOP_USTACKS",
         "TTOP_NO_DWARF",
         "TTOP_KALLSYMS",
@@ -99,7 +99,7 @@ mod tests {
             ("TTOP_UNPACED", "0"),
             ("TTOP_USTACKS", "on"),
             ("TTOP_NO_DWARF", "1"),
-            ("TTOP_KSTACKS", "99999"),
+            ("TTOP_STACK_MAPS", "99999"),
             ("TTOP_KERNEL_HIDE", " csd_queue_cpu, kprobes ,"),
         ];
         let o = Overrides::from(|k| {
@@ -111,7 +111,7 @@ mod tests {
         // only their one value.
         assert!(o.unpaced && !o.ustacks_off && o.no_dwarf && !o.sched_raw_tp);
         assert_eq!(o.kernel_hide, ["csd_queue_cpu", "kprobes"]);
-        assert_eq!(o.kstacks, Some(4096));
+        assert_eq!(o.stack_maps, Some(4096));
         assert_eq!(Overrides::from(|_| None), Overrides::default());
     }
 

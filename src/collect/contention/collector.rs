@@ -33,7 +33,7 @@ mod stacks;
 use futex_totals::{Counts, Entry, FutexTotals};
 pub use hooks::FutexHooks;
 use hooks::FutexLinks;
-use stacks::{kstack_ips, kstack_map};
+use stacks::{ips_or_spill, spill_map};
 
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/contention.skel.rs"));
@@ -215,30 +215,28 @@ impl ContentionCollector {
         {
             let maps = &self.skel.maps;
             let map = [&maps.kstacks, &maps.ustacks, &maps.mmap_ustacks][i];
-            // Kernel-lock stack ids cover kstacks and, offset, kstacks_spill.
-            let spill = (i == 0).then_some(&maps.kstacks_spill);
+            // Ids cover the map and, offset, its spill map.
+            let spill = [
+                &maps.kstacks_spill,
+                &maps.ustacks_spill,
+                &maps.mmap_ustacks_spill,
+            ][i];
             let key_of = |k: Vec<u8>| Some(u32::from_ne_bytes(k.try_into().ok()?));
             let ids = &mut self.stack_ids[i];
             if list {
                 ids.listed(map.keys().filter_map(key_of));
-                if let Some(sp) = spill {
-                    let base = stacks::KSTACKS_SPILL_BASE;
-                    ids.listed(sp.keys().filter_map(key_of).map(|k| k + base));
-                }
+                let base = stacks::SPILL_BASE;
+                ids.listed(spill.keys().filter_map(key_of).map(|k| k + base));
             }
             let free = ids.sweep(&live[i]);
             for &id in &free {
-                let (m, key) = match spill {
-                    Some(sp) => kstack_map(map, sp, id),
-                    None => (&**map, id),
-                };
+                let (m, key) = spill_map(map, spill, id);
                 let _ = m.delete(&key.to_ne_bytes());
             }
             fill.push(StackMapFill {
                 map: name.to_string(),
                 held: ids.held(),
-                capacity: u64::from(map.max_entries())
-                    + spill.map_or(0, |sp| u64::from(sp.max_entries())),
+                capacity: u64::from(map.max_entries()) + u64::from(spill.max_entries()),
                 freed: ids.freed,
             });
             match i {
@@ -396,7 +394,7 @@ impl ContentionCollector {
                 Some(c) => c.to_string(),
                 None if key.kstack == KSTACK_SHED => NOT_SAMPLED.to_string(),
                 None => {
-                    let ips = kstack_ips(&maps.kstacks, &maps.kstacks_spill, key.kstack);
+                    let ips = ips_or_spill(&maps.kstacks, &maps.kstacks_spill, key.kstack);
                     if ips.is_empty() {
                         // A negative id the program counted itself; a freed one here.
                         if key.kstack >= 0 {

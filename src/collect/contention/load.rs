@@ -295,8 +295,10 @@ impl ContentionCollector {
             if let Some(bss) = open.maps.bss_data.as_deref_mut() {
                 bss.clock_ns = crate::util::mono_ns();
             }
-            if let Some(n) = crate::collect::overrides::overrides().kstacks {
+            if let Some(n) = crate::collect::overrides::overrides().stack_maps {
                 open.maps.kstacks.set_max_entries(n)?;
+                open.maps.ustacks.set_max_entries(n)?;
+                open.maps.mmap_ustacks.set_max_entries(n.min(1024))?;
             }
             if by_tid {
                 open.maps.thread_state.set_autocreate(false)?;

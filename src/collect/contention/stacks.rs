@@ -33,28 +33,29 @@ fn copy_key(pid: u32, uaddr: u64, id: i32) -> Vec<u8> {
 }
 
 /// A stack of the stack map, innermost first (empty: none).
-/// Kernel-lock stack ids from this on name stacks in `kstacks_spill`, less this
-/// (TTOP_STACKS in bpf/ttop.h: kstacks has that many buckets, so its own ids are below).
-pub(super) const KSTACKS_SPILL_BASE: u32 = 4096;
+/// Stack ids from this on name stacks in a stack map's spill map, less this (TTOP_STACKS
+/// in bpf/ttop.h: no main stack map has more buckets, so their own ids are below). See
+/// stackid_or_spill in bpf/contention_futex.h.
+pub(super) const SPILL_BASE: u32 = 4096;
 
-/// The map that holds kernel-lock stack `id`, and its key there.
-pub(super) fn kstack_map<'m>(
-    kstacks: &'m libbpf_rs::Map<'m>,
+/// The map that holds stack `id` (the main map `main` or its spill map), and its key there.
+pub(super) fn spill_map<'m>(
+    main: &'m libbpf_rs::Map<'m>,
     spill: &'m libbpf_rs::Map<'m>,
     id: u32,
 ) -> (&'m libbpf_rs::Map<'m>, u32) {
-    match id.checked_sub(KSTACKS_SPILL_BASE) {
+    match id.checked_sub(SPILL_BASE) {
         Some(k) => (spill, k),
-        None => (kstacks, id),
+        None => (main, id),
     }
 }
 
-/// The frames of kernel-lock stack `id` (empty: none, or freed).
-pub(super) fn kstack_ips(kstacks: &libbpf_rs::Map, spill: &libbpf_rs::Map, id: i32) -> Vec<u64> {
+/// The frames of stack `id` of `main` or its spill map (empty: none, or freed).
+pub(super) fn ips_or_spill(main: &libbpf_rs::Map, spill: &libbpf_rs::Map, id: i32) -> Vec<u64> {
     if id < 0 {
         return Vec::new();
     }
-    let (map, key) = kstack_map(kstacks, spill, id as u32);
+    let (map, key) = spill_map(main, spill, id as u32);
     stack_ips(map, key as i32)
 }
 
@@ -322,12 +323,12 @@ impl ContentionCollector {
             return None;
         }
         *budget -= 1;
-        let walks = if self.syms.mm_rows {
-            &self.skel.maps.mmap_ustacks
+        let m = &self.skel.maps;
+        let ips = if self.syms.mm_rows {
+            ips_or_spill(&m.mmap_ustacks, &m.mmap_ustacks_spill, id)
         } else {
-            &self.skel.maps.ustacks
+            ips_or_spill(&m.ustacks, &m.ustacks_spill, id)
         };
-        let ips = stack_ips(walks, id);
         if ips.is_empty() {
             return None;
         }
@@ -549,9 +550,6 @@ mod spill_tests {
     #[test]
     fn the_spill_base_is_ttop_stacks() {
         let h = include_str!("../../../bpf/ttop.h");
-        assert!(h.contains(&format!(
-            "#define TTOP_STACKS {}\n",
-            super::KSTACKS_SPILL_BASE
-        )));
+        assert!(h.contains(&format!("#define TTOP_STACKS {}\n", super::SPILL_BASE)));
     }
 }
