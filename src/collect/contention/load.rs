@@ -298,7 +298,8 @@ impl ContentionCollector {
             if let Some(n) = crate::collect::overrides::overrides().stack_maps {
                 open.maps.kstacks.set_max_entries(n)?;
                 open.maps.ustacks.set_max_entries(n)?;
-                open.maps.mmap_ustacks.set_max_entries(n.min(1024))?;
+                let mmap = open.maps.mmap_ustacks.max_entries();
+                open.maps.mmap_ustacks.set_max_entries(n.min(mmap))?;
             }
             if by_tid {
                 open.maps.thread_state.set_autocreate(false)?;

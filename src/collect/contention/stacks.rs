@@ -32,7 +32,6 @@ fn copy_key(pid: u32, uaddr: u64, id: i32) -> Vec<u8> {
     .to_vec()
 }
 
-/// A stack of the stack map, innermost first (empty: none).
 /// Stack ids from this on name stacks in a stack map's spill map, less this (TTOP_STACKS
 /// in bpf/ttop.h: no main stack map has more buckets, so their own ids are below). See
 /// stackid_or_spill in bpf/contention_futex.h.
@@ -59,6 +58,7 @@ pub(super) fn ips_or_spill(main: &libbpf_rs::Map, spill: &libbpf_rs::Map, id: i3
     stack_ips(map, key as i32)
 }
 
+/// A stack of the stack map, innermost first (empty: none).
 pub(super) fn stack_ips(map: &libbpf_rs::Map, id: i32) -> Vec<u64> {
     if id < 0 {
         return Vec::new();
