@@ -50,6 +50,24 @@ fn pprof_top(file: &std::path::Path, index: &str, lines: bool) -> BTreeMap<Strin
         .collect()
 }
 
+/// Start `workload` (name, arguments), run `ttop SUB -p PID ARGS` on it until it ends,
+/// stop the workload; the run must succeed.
+fn ttop_on(workload: (&str, &[&str]), sub: &[&str], args: &[std::ffi::OsString]) {
+    let _g = kernel_lock();
+    let mut w = spawn_workload(workload.0, workload.1);
+    let pid = pid_of(&mut w).to_string();
+    let out = Command::new(ttop_bin())
+        .args(sub)
+        .args(["-p", &pid])
+        .args(args)
+        .output()
+        .unwrap();
+    let _ = w.kill();
+    let _ = w.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ttop {sub:?} {args:?}: {err}");
+}
+
 /// For `test`: start `workload` (name, arguments), run `ttop profile -p PID ARGS
 /// --pprof PB` on it, stop it. False (skipped) when not root.
 fn profile_workload(
@@ -61,20 +79,10 @@ fn profile_workload(
     if !require_root(test) {
         return false;
     }
-    let _g = kernel_lock();
-    let mut w = spawn_workload(workload.0, workload.1);
-    let pid = pid_of(&mut w).to_string();
-    let out = Command::new(ttop_bin())
-        .args(["profile", "-p", &pid])
-        .args(args)
-        .arg("--pprof")
-        .arg(pb)
-        .output()
-        .unwrap();
-    let _ = w.kill();
-    let _ = w.wait();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "ttop profile {args:?}: {err}");
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    argv.extend(args.iter().map(Into::into));
+    argv.extend(["--pprof".into(), pb.as_os_str().to_owned()]);
+    ttop_on(workload, &["profile"], &argv);
     true
 }
 
@@ -93,13 +101,7 @@ fn pprof_shares_equal_the_folded_shares() {
     }
     let lines = parse_folded(&std::fs::read_to_string(&folded).unwrap());
     let total: u64 = lines.iter().map(|(_, n)| n).sum();
-    let leaf = |f: &str| -> u64 {
-        lines
-            .iter()
-            .filter(|(s, _)| s.rsplit(';').next() == Some(f))
-            .map(|(_, n)| n)
-            .sum()
-    };
+    let leaf = |f: &str| leaf_samples(&lines, f);
     let counts = pprof_top(&pb, "samples", false);
     let cpu = pprof_top(&pb, "cpu", false);
     // The period pprof carries: whole nanoseconds per sample at 99 Hz.
@@ -122,12 +124,81 @@ fn pprof_shares_equal_the_folded_shares() {
     let pprof_total: f64 = counts.values().sum();
     assert_eq!(pprof_total, total as f64, "flat samples over all functions");
 
-    // By line: "burn_a /…/burn31.c:23".
+    burner_lines_in_their_bodies(&pb, leaf);
+}
+
+/// `E` in the profile view writes pprof with files and lines as `ttop profile --pprof`
+/// does (issue 35 item 5): from a `ttop record --profile` of the burner, replayed into
+/// the view (the Samples keep each frame's line), the burner's functions are at lines
+/// inside their bodies, each with the samples the view's own folded file gives it.
+#[test]
+fn view_export_has_the_lines_of_the_recorded_samples() {
+    let test = "view_export_has_the_lines_of_the_recorded_samples";
+    if !require_root(test) {
+        return;
+    }
+    let rec = tmp("pprof_view.ttop");
+    let _ = std::fs::remove_file(&rec);
+    let argv: Vec<std::ffi::OsString> = ["--profile", "--duration", "4", "-o"]
+        .into_iter()
+        .map(Into::into)
+        .chain([rec.as_os_str().to_owned()])
+        .collect();
+    ttop_on(("burn31", &["1", "9"]), &["record"], &argv);
+    let mut r = ttop::record::Reader::open(&rec).unwrap();
+    let sys = r.header().system.clone();
+    let mut app = ttop::app::App::new();
+    let mut prev = None;
+    for i in 0..r.len() {
+        let cur = r.sample(i).unwrap();
+        app.push_frame(ttop::model::derive(&sys, prev.as_ref(), &cur));
+        prev = Some(cur);
+    }
+    app.handle(ttop::app::Action::GoTo(ttop::app::View::Profile));
+    let dir = tmp("pprof_view");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = 1_795_000_000.0; // 2026-11-18 11:06:40 UTC
+    app.profile.export_to(&dir, t);
+    let folded = std::fs::read_to_string(dir.join("ttop-20261118T110640Z.folded")).unwrap();
+    let lines = parse_folded(&folded);
+    let total: u64 = lines.iter().map(|(_, n)| n).sum();
+    eprintln!(
+        "{} stacks, {total} samples in the view's export",
+        lines.len()
+    );
+    assert!(total >= 100, "4 s of the burner at 99 Hz: {total} samples");
+    let leaf = |f: &str| leaf_samples(&lines, f);
+    let pb = dir.join("ttop-20261118T110640Z.pb");
+    let counts = pprof_top(&pb, "samples", false);
+    assert_eq!(
+        counts.values().sum::<f64>(),
+        total as f64,
+        "pprof and folded totals"
+    );
+    burner_lines_in_their_bodies(&pb, leaf);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&rec);
+}
+
+/// The samples of the folded `lines` whose leaf frame is `f`.
+fn leaf_samples(lines: &[(String, u64)], f: &str) -> u64 {
+    lines
+        .iter()
+        .filter(|(s, _)| s.rsplit(';').next() == Some(f))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// By line (`go tool pprof -lines`, "burn_a /…/burn31.c:23"): the burner's functions
+/// and their caller in its source file, at lines inside their bodies, with all of the
+/// samples `leaf` says each function has.
+fn burner_lines_in_their_bodies(pb: &std::path::Path, leaf: impl Fn(&str) -> u64) {
     let src = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads/burn31.c"),
     )
     .unwrap();
-    let by_line = pprof_top(&pb, "samples", true);
+    let by_line = pprof_top(pb, "samples", true);
     // Their caller's frames are return addresses: the lines of the calls, in worker.
     for f in ["burn_a", "burn_b", "worker"] {
         let body = body_lines(&src, f);

@@ -28,6 +28,7 @@ fn stack(pid: u32, thread: &str, frames: &[&str], count: u64) -> ProfileStack {
         thread: thread.into(),
         frames: frames.iter().map(|s| s.to_string()).collect(),
         count,
+        lines: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod irq_view;
 pub mod keymap;
 pub mod mouse;
 pub mod player;
+mod profile_lines;
 pub mod profile_view;
 pub mod prompt_edit;
 pub mod replay;

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::keymap::Action;
+use super::profile_lines::ProfileLines;
 use super::view::View;
 use crate::model::Frame;
 use crate::model::profile::flame::{self, Cell, Node};
@@ -53,6 +54,8 @@ pub struct ProfileView {
     chosen: bool,
     /// Samples per second of the stacks shown (the pprof period), from the frames.
     hz: u64,
+    /// The same windows with source lines, for `E`'s pprof file.
+    lines: ProfileLines,
 }
 
 impl ProfileView {
@@ -85,6 +88,7 @@ impl ProfileView {
         }
         self.recent.push_back(stacks);
         self.recent_s.push_back(f.interval_s);
+        self.lines.push(&p.located, RECENT);
     }
 
     /// Show the other kind of stacks from now on: the windows start afresh.
@@ -94,6 +98,7 @@ impl ProfileView {
         self.recent.clear();
         self.recent_s.clear();
         self.since_start.clear();
+        self.lines.clear();
         self.total_s = 0.0;
         self.zoom.clear();
         self.sel.clear();
@@ -124,6 +129,7 @@ impl ProfileView {
         if on {
             self.frozen = Some(self.live_stacks());
         }
+        self.lines.freeze(on, self.all_time);
     }
 
     fn live_stacks(&self) -> Vec<(String, u64)> {
@@ -302,16 +308,17 @@ impl ProfileView {
     pub fn export_to(&mut self, dir: &std::path::Path, wall_s: f64) {
         self.export = false;
         let name = crate::record::rotate::free_name(dir, (wall_s * 1e9) as u64, "folded");
+        let shown = self.shown_stacks();
         let mut text = String::new();
-        for (s, n) in self.shown_stacks() {
+        for (s, n) in &shown {
             text.push_str(&format!("{s} {n}\n"));
         }
         let what = match self.zoom.last() {
             Some(z) if !self.table => format!(" (the stacks through {z})"),
             _ => String::new(),
         };
-        let shown = name.display().to_string();
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        // With each frame's file and line where the Samples kept them.
+        let located = self.lines.located(&shown, self.all_time);
         let pb = name.with_extension("pb");
         let kind = crate::model::profile::pprof::Kind {
             off_cpu: self.off_cpu,
@@ -320,8 +327,12 @@ impl ProfileView {
             duration_ns: 0,
         };
         let written = std::fs::write(&name, text).and_then(|()| {
-            std::fs::write(&pb, crate::model::profile::pprof::encode(&lines, &kind))
+            std::fs::write(
+                &pb,
+                crate::model::profile::pprof::encode_stacks(&located, &kind),
+            )
         });
+        let shown = name.display().to_string();
         self.message = Some(match written {
             Ok(()) => format!("exported to {shown} and {} (pprof){what}", pb.display()),
             Err(e) => format!("export failed: {shown}: {e}"),

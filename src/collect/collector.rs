@@ -286,8 +286,9 @@ impl Collector {
             filter: pids.is_some(),
             pids: pids.unwrap_or_default(),
             off_cpu,
-            // Samples hold names only: no lines to keep.
-            lines: false,
+            // Samples keep each frame's line, for the profile view's pprof export
+            // (live and in recordings): the symboliser finds them with the names.
+            lines: true,
         }) {
             Ok(p) => self.profiler = Some(p),
             Err(e) => self.mode.problems.push(format!("profile off: {e}")),

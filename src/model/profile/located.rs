@@ -53,3 +53,68 @@ pub struct LocatedStack {
 /// A located stack ready for pprof: its locations outermost first, the process and
 /// thread-group frames of the folded line at the root, and its count.
 pub type PprofStack = (Vec<Location>, u64);
+
+/// A frame's source line as a Sample keeps it (`ProfileStack::lines`, one per frame
+/// of the stack's `frames`, in their order), so that a recording or a live view can
+/// write pprof with lines: the folded names alone lose them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct FrameLine {
+    /// The source file; "" when unknown (kernel frames, unnamed frames, no DWARF).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file: String,
+    /// 0 when unknown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub line: u32,
+    /// Inlined into the frame before it (its caller): the two are one address, one
+    /// pprof Location.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inlined: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The lines of a stack's locations (outermost first), frame for frame as its folded
+/// names list them: each location's functions outermost first.
+pub fn frame_lines(locations: &[Location]) -> Vec<FrameLine> {
+    let mut out = Vec::new();
+    for l in locations {
+        for (i, f) in l.iter().rev().enumerate() {
+            out.push(FrameLine {
+                file: f.file.clone(),
+                line: f.line,
+                inlined: i > 0,
+            });
+        }
+    }
+    out
+}
+
+/// The locations `frame_lines` was made from, given the frames' names; None when the
+/// two do not pair (a stack kept without lines).
+pub fn locations_of(frames: &[String], lines: &[FrameLine]) -> Option<Vec<Location>> {
+    if frames.is_empty() || frames.len() != lines.len() || lines[0].inlined {
+        return None;
+    }
+    let mut out: Vec<Location> = Vec::new();
+    let mut cur: Vec<SrcFrame> = Vec::new();
+    for (name, l) in frames.iter().zip(lines) {
+        if !l.inlined && !cur.is_empty() {
+            cur.reverse(); // a Location is innermost first
+            out.push(std::mem::take(&mut cur).into());
+        }
+        cur.push(SrcFrame {
+            name: name.clone(),
+            file: l.file.clone(),
+            line: l.line,
+        });
+    }
+    cur.reverse();
+    out.push(cur.into());
+    Some(out)
+}

@@ -35,6 +35,10 @@ pub struct ProfileStack {
     /// Outermost first; kernel frames end in `_[k]`.
     pub frames: Vec<String>,
     pub count: u64,
+    /// Each frame's source file and line, in the order of `frames`, where the profiler
+    /// kept them (the dashboard and `ttop record`); empty in recordings made before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<located::FrameLine>,
 }
 
 /// The on-CPU samples of one interval (`Sample::profile`). Unlike the Sample's other
@@ -84,6 +88,11 @@ pub struct ProfileFrame {
     /// Every stack of the interval, biggest first (the profile view draws them all).
     #[serde(skip)]
     pub all: Vec<FoldedCount>,
+    /// The same stacks with their source lines, for the view's pprof export: every
+    /// stack whose Sample kept its lines (`ProfileStack::lines`), as
+    /// `FoldedProfile::located_stacks` gives them.
+    #[serde(skip)]
+    pub located: Vec<PprofStack>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,6 +106,17 @@ impl ProfileFrame {
     pub fn of(p: &ProfileSample) -> Self {
         let mut folded = FoldedProfile::default();
         for s in &p.stacks {
+            if let Some(locations) = located::locations_of(&s.frames, &s.lines) {
+                folded.add_located(
+                    LocatedStack {
+                        pid: s.pid,
+                        process: s.process.clone(),
+                        thread: s.thread.clone(),
+                        locations,
+                    },
+                    s.count,
+                );
+            }
             folded.add(
                 StackKey {
                     pid: s.pid,
@@ -119,6 +139,7 @@ impl ProfileFrame {
             .collect();
         let cut = lines.split_off(lines.len().min(FRAME_STACKS));
         Self {
+            located: folded.located_stacks(),
             all,
             hz: p.hz,
             samples,
@@ -269,25 +290,53 @@ impl FoldedProfile {
         lines.into_iter().collect()
     }
 
-    /// Everything counted, as a Sample's profile (names only: a Sample holds no source
-    /// lines), and start again from nothing.
+    /// Everything counted, as a Sample's profile, and start again from nothing. With
+    /// lines kept (`add_located`), a stack whose frames sit at different lines is one
+    /// ProfileStack per set of lines, each with its own count.
     pub fn take_sample(&mut self, hz: u64) -> ProfileSample {
-        self.located.clear();
-        let mut stacks: Vec<ProfileStack> = std::mem::take(&mut self.counts)
-            .into_iter()
-            .map(|(k, count)| ProfileStack {
-                pid: k.pid,
-                process: k.process,
-                thread: k.thread,
-                frames: k.frames,
-                count,
-            })
-            .collect();
+        let located = std::mem::take(&mut self.located);
+        let counts = std::mem::take(&mut self.counts);
+        let with_lines: u64 = located.values().sum();
+        let mut stacks: Vec<ProfileStack> = if !located.is_empty() && with_lines == self.total {
+            located
+                .into_iter()
+                .map(|(k, count)| ProfileStack {
+                    pid: k.pid,
+                    process: k.process,
+                    thread: k.thread,
+                    frames: k
+                        .locations
+                        .iter()
+                        .flat_map(|l| l.iter().rev().map(|f| f.name.clone()))
+                        .collect(),
+                    lines: located::frame_lines(&k.locations),
+                    count,
+                })
+                .collect()
+        } else {
+            counts
+                .into_iter()
+                .map(|(k, count)| ProfileStack {
+                    pid: k.pid,
+                    process: k.process,
+                    thread: k.thread,
+                    frames: k.frames,
+                    lines: Vec::new(),
+                    count,
+                })
+                .collect()
+        };
         self.total = 0;
         stacks.sort_by(|a, b| {
             b.count
                 .cmp(&a.count)
                 .then_with(|| (a.pid, &a.thread, &a.frames).cmp(&(b.pid, &b.thread, &b.frames)))
+                .then_with(|| {
+                    a.lines
+                        .iter()
+                        .map(|l| (&l.file, l.line, l.inlined))
+                        .cmp(b.lines.iter().map(|l| (&l.file, l.line, l.inlined)))
+                })
         });
         ProfileSample {
             hz,
@@ -310,6 +359,64 @@ mod tests {
             thread: thread.into(),
             frames: frames.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    /// A Sample keeps each frame's line (inlined calls marked), and a Frame made from it
+    /// gives pprof the same located stacks as the profiler's own FoldedProfile; it
+    /// survives the recording's JSON.
+    #[test]
+    fn samples_keep_the_lines_a_frame_gives_pprof() {
+        use std::sync::Arc;
+        let at = |fs: &[(&str, u32)]| -> located::Location {
+            fs.iter()
+                .map(|&(n, l)| located::SrcFrame {
+                    name: n.into(),
+                    file: if l > 0 {
+                        "/src/db.c".into()
+                    } else {
+                        String::new()
+                    },
+                    line: l,
+                })
+                .collect::<Vec<_>>()
+                .into()
+        };
+        // run inlined into main (innermost first), then spin at two lines, then a
+        // kernel frame with no line.
+        let stack = |line: u32| LocatedStack {
+            pid: 7,
+            process: "db".into(),
+            thread: "worker-1".into(),
+            locations: vec![
+                at(&[("run", 12), ("main", 3)]),
+                at(&[("spin", line)]),
+                Arc::new([located::SrcFrame::named("do_syscall_64_[k]")]),
+            ],
+        };
+        let names = ["main", "run", "spin", "do_syscall_64_[k]"];
+        let mut p = FoldedProfile::default();
+        for (line, n) in [(20, 3), (21, 2)] {
+            p.add(key(7, "worker-1", &names), n);
+            p.add_located(stack(line), n);
+        }
+        let want = p.located_stacks();
+        let sample = p.take_sample(99);
+        assert_eq!(sample.stacks.len(), 2, "one per set of lines");
+        assert_eq!(sample.stacks[0].count, 3);
+        assert_eq!(sample.stacks[0].frames, names);
+        let inl: Vec<bool> = sample.stacks[0].lines.iter().map(|l| l.inlined).collect();
+        assert_eq!(inl, [false, true, false, false]);
+        let json = serde_json::to_string(&sample).unwrap();
+        let back: ProfileSample = serde_json::from_str(&json).unwrap();
+        let f = ProfileFrame::of(&back);
+        assert_eq!(f.located, want);
+        assert_eq!(f.all.len(), 1, "one folded line");
+        assert_eq!(f.all[0].count, 5);
+        // A Sample without lines (recorded before they were kept) reads, with none.
+        let old = json.replace(",\"lines\":", ",\"x\":");
+        let old: ProfileSample = serde_json::from_str(&old).unwrap();
+        assert!(ProfileFrame::of(&old).located.is_empty());
+        assert_eq!(ProfileFrame::of(&old).all, f.all);
     }
 
     #[test]
