@@ -4,7 +4,8 @@
 //! under 60 names come and go. Through Prometheus's HTTP API: increase() of the thread
 //! counter equals what the workload says it created (within 2%), its thread_churn finding
 //! shows as ttop_finding_active, and the per-process series stay within --top + 1 at
-//! every instant. Prometheus and both ttops are stopped at the end; nothing listens.
+//! every instant. The README's alert rules, loaded as they are, raise their churn alert.
+//! Prometheus and both ttops are stopped at the end; nothing listens.
 
 mod common;
 
@@ -86,6 +87,22 @@ fn serve(port: u16, extra: &[&str]) -> KillOnDrop {
     )
 }
 
+/// The README's Prometheus example: its scrape config and its rules file (one yaml
+/// block, the rules after `# ttop-rules.yml`).
+fn readme_prometheus() -> (String, String) {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = readme
+        .split_once("```yaml\n")
+        .and_then(|(_, r)| r.split_once("```"))
+        .map(|(b, _)| b)
+        .expect("a yaml block in the README");
+    let (config, rules) = block
+        .split_once("# ttop-rules.yml\n")
+        .expect("the README's rules file");
+    (config.to_string(), rules.to_string())
+}
+
 #[test]
 fn prometheus_sees_counters_findings_and_bounded_series() {
     if !require_root("prometheus_sees_counters_findings_and_bounded_series") {
@@ -100,10 +117,25 @@ fn prometheus_sees_counters_findings_and_bounded_series() {
     let t_begin = now();
     let ttop_churn = serve(p_churn, &["--comm", "churn"]);
     let ttop_all = serve(p_all, &["--top", &TOP.to_string()]);
+    // The README's config is valid as it stands; its rules run here as they are.
+    let (readme_config, readme_rules) = readme_prometheus();
+    std::fs::write(dir.join("readme.yml"), &readme_config).unwrap();
+    std::fs::write(dir.join("ttop-rules.yml"), &readme_rules).unwrap();
+    let check = Command::new("promtool")
+        .args(["check", "config"])
+        .arg(dir.join("readme.yml"))
+        .output()
+        .expect("promtool (Debian's prometheus)");
+    assert!(
+        check.status.success(),
+        "the README's Prometheus config: {}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
     std::fs::write(
         dir.join("prometheus.yml"),
         format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: ttop\n    static_configs:\n      - targets: ['127.0.0.1:{p_churn}']\n        labels: {{ which: churn }}\n      - targets: ['127.0.0.1:{p_all}']\n        labels: {{ which: all }}\n"
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nrule_files: [ttop-rules.yml]\nscrape_configs:\n  - job_name: ttop\n    static_configs:\n      - targets: ['127.0.0.1:{p_churn}']\n        labels: {{ which: churn }}\n      - targets: ['127.0.0.1:{p_all}']\n        labels: {{ which: all }}\n"
         ),
     )
     .unwrap();
@@ -208,6 +240,18 @@ fn prometheus_sees_counters_findings_and_bounded_series() {
     );
     assert_eq!(active, 1.0);
     assert!(started >= 1.0, "ttop_findings_total rose by {started}");
+    // The README's rule on that finding: pending (its `for: 2m` is longer than the
+    // test), naming the process.
+    let alert = one(
+        p_prom,
+        &format!("max(max_over_time(ALERTS{{alertname=\"TtopThreadChurn\",comm=\"churn\"}}[{w}]))"),
+        at,
+    );
+    eprintln!("README rule TtopThreadChurn{{comm=churn}}: {alert}");
+    assert_eq!(
+        alert, 1.0,
+        "the README's TtopThreadChurn alert never raised"
+    );
 
     // Series stay bounded on the whole-machine target: at every second of the window no
     // more than --top names + `other`, whatever came and went.
