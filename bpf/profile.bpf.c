@@ -11,7 +11,9 @@
  * Off-CPU mode (watched processes only) uses sched_switch instead: a watched thread
  * leaving a CPU sends the same record, with when and why it left; coming back sends
  * a small one, and user space weights the stack by the time in between, as offcputime
- * does. The user stack is copied at the switch-out, the only moment it is readable
+ * does. When switch-outs come faster than the reader can unwind, only some keep their
+ * stack (off_per_window); the others send a small record, so the time is still exact
+ * per process and reason and the kept stacks share it out. The user stack is copied at the switch-out, the only moment it is readable
  * (the thread is current, in its own address space) and unchanged until it returns.
  */
 #include "vmlinux.h"
@@ -27,6 +29,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * user space (a ring buffer record is not a map's value type). */
 struct ttop_prof_sample *prof_sample_type __attribute__((unused));
 struct ttop_prof_oncpu *prof_oncpu_type __attribute__((unused));
+struct ttop_prof_off *prof_off_type __attribute__((unused));
 
 /* Only the processes in prof_pids are sampled when set (user space sets it when the
  * dashboard's filter comes or goes: not a constant). */
@@ -59,6 +62,77 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } prof_lost SEC(".maps");
+
+/* Off-CPU mode: watched switch-outs [0] seen and [1] sent with their stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} prof_waits SEC(".maps");
+
+/* Off-CPU mode: the stacks one CPU may send per TTOP_OFF_WINDOW_NS (user space sets it
+ * from what it can unwind; 0: every wait). Above it, waits keep their stack at random,
+ * one in N, N from the CPU's rate in its last window; the others send only who, why and
+ * when (24 bytes, not 8 KB), so every wait's time is still counted exactly per process
+ * and reason, and only how it splits between stacks is estimated from the kept ones,
+ * while the copies stay within what the reader drains instead of filling the ring
+ * buffer and losing whole windows. */
+__u32 off_per_window = 0;
+
+struct off_rate {
+	__u64 win_start;
+	__u32 count;
+	__u32 every;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_rate);
+} off_rates SEC(".maps");
+
+static __always_inline void count_wait(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&prof_waits, &which);
+
+	if (n)
+		(*n)++;
+}
+
+/* Whether a watched switch-out at `now` keeps its stack: 0 if not, else the N of its
+ * CPU's one in N (1: every one). */
+static __always_inline __u32 keep_stack(__u64 now)
+{
+	__u32 zero = 0, cap = off_per_window;
+	struct off_rate *r = bpf_map_lookup_elem(&off_rates, &zero);
+	__u64 elapsed, rate;
+
+	count_wait(0);
+	if (!r || !cap)
+		return 1;
+	elapsed = now - r->win_start;
+	if (elapsed >= TTOP_OFF_WINDOW_NS) {
+		/* The last window's count, per nominal window (an idle stretch dilutes it). */
+		rate = r->count;
+		if (elapsed >= 2 * TTOP_OFF_WINDOW_NS)
+			rate = rate * TTOP_OFF_WINDOW_NS / elapsed;
+		r->every = rate > cap ? (__u32)((rate + cap - 1) / cap) : 1;
+		r->count = 0;
+		r->win_start = now;
+	}
+	r->count++;
+	if (r->every > 1 && bpf_get_prandom_u32() % r->every)
+		return 0;
+	/* A reader that fell behind (starved by the threads it watches) finds the ring
+	 * buffer half full: no more 8 KB copies until it catches up, only the waits'
+	 * small records, so the waits' time is never what gets lost. */
+	if (bpf_ringbuf_query(&prof_samples, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&prof_samples, BPF_RB_RING_SIZE) / 2)
+		return 0;
+	return r->every > 1 ? r->every : 1;
+}
 
 static __always_inline void lost(__u32 why)
 {
@@ -128,6 +202,8 @@ int ttop_profile(struct bpf_perf_event_data *ctx)
 	s->tid = tid;
 	s->kind = TTOP_PROF_ON_CPU;
 	s->reason = 0;
+	s->keep_one_in = 1;
+	s->pad = 0;
 	s->ts = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	s->kstack = -1;
@@ -206,16 +282,22 @@ static __always_inline __u32 off_reason(bool preempt, struct task_struct *prev,
 static __always_inline int offcpu(void *ctx, bool preempt, struct task_struct *prev,
 				  struct task_struct *next, unsigned int prev_state)
 {
-	__u32 tgid = prev->tgid, tid = prev->pid;
+	__u32 tgid = prev->tgid, tid = prev->pid, one_in;
 	__u64 now = bpf_ktime_get_ns();
 	struct ttop_prof_sample *s;
 
 	if (tid && !(prev_state & TTOP_TASK_DEAD) && bpf_map_lookup_elem(&prof_pids, &tgid)) {
-		s = bpf_ringbuf_reserve(&prof_samples, sizeof(*s), 0);
+		/* A stack kept (or none, when the ring buffer has no room for one): the wait
+		 * is sent either way, with its stack or without. */
+		one_in = keep_stack(now);
+		s = one_in ? bpf_ringbuf_reserve(&prof_samples, sizeof(*s), 0) : NULL;
 		if (s) {
+			count_wait(1);
 			s->tgid = tgid;
 			s->tid = tid;
 			s->kind = TTOP_PROF_OFF_CPU;
+			s->keep_one_in = one_in;
+			s->pad = 0;
 			s->reason = off_reason(preempt, prev, prev_state);
 			s->ts = now;
 			bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), prev->comm);
@@ -226,7 +308,18 @@ static __always_inline int offcpu(void *ctx, bool preempt, struct task_struct *p
 			copy_user_stack(s, prev);
 			bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
 		} else {
-			lost(0);
+			struct ttop_prof_off *o = bpf_ringbuf_reserve(&prof_samples, sizeof(*o), 0);
+
+			if (o) {
+				o->tgid = tgid;
+				o->tid = tid;
+				o->reason = off_reason(preempt, prev, prev_state);
+				o->pad = 0;
+				o->ts = now;
+				bpf_ringbuf_submit(o, BPF_RB_NO_WAKEUP);
+			} else {
+				lost(0);
+			}
 		}
 	}
 	tgid = next->tgid;

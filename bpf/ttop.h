@@ -194,6 +194,9 @@ struct ttop_ustack_copy {
  * the thread, its kernel stack id and the user registers and top of its user stack,
  * unwound in user space as `perf record --call-graph dwarf` does. */
 #define TTOP_PROF_STACK_BYTES 8192
+/* Off-CPU sampling: each CPU's rate of watched switch-outs over one window sets how
+ * many of the next window's keep their stack (see profile.bpf.c). */
+#define TTOP_OFF_WINDOW_NS 10000000ULL
 /* ttop_prof_sample.kind */
 #define TTOP_PROF_ON_CPU 0    /* a cpu-clock sample */
 #define TTOP_PROF_OFF_CPU 1   /* a watched thread left the CPU (off-CPU mode) */
@@ -212,8 +215,21 @@ struct ttop_prof_sample {
 	__u64 ts;          /* TTOP_PROF_OFF_CPU: when it left the CPU (ns, monotonic) */
 	__u32 kind;        /* TTOP_PROF_* */
 	__u32 reason;      /* TTOP_OFF_* */
+	__u32 keep_one_in; /* TTOP_PROF_OFF_CPU: its CPU kept one stack in this many (1: all) */
+	__u32 pad;
 	char comm[16];     /* the thread's name */
 	__u8 bytes[TTOP_PROF_STACK_BYTES];
+};
+
+/* Off-CPU mode: a watched thread left a CPU and the CPU kept no stack for it (waits
+ * faster than the reader unwinds are kept with their stack one in N, see
+ * profile.bpf.c): its wait still counts in its process's total for its reason. Told
+ * from the others by its size. */
+struct ttop_prof_off {
+	__u32 tgid, tid;
+	__u32 reason;      /* TTOP_OFF_* */
+	__u32 pad;
+	__u64 ts;          /* when it left the CPU (ns, monotonic) */
 };
 
 /* Off-CPU mode: a watched thread came back on a CPU (its wait of the last

@@ -82,8 +82,19 @@ pub fn profile(args: &ProfileArgs) -> anyhow::Result<()> {
         String::new()
     };
     if args.off_cpu {
+        // Waits faster than this process unwinds are kept one in N at random, each
+        // counted N times: the totals are then estimates, and the line says so.
+        let (seen, kept) = p.waits();
+        let sampled = if kept > 0 && kept < seen {
+            format!(
+                ", {kept} of {seen} waits kept their stack (1 in {:.0}; the time of all of them is counted)",
+                seen as f64 / kept as f64
+            )
+        } else {
+            format!(", every one of {seen} waits kept")
+        };
         eprintln!(
-            "ttop: {:.3} s off-CPU in {} distinct stacks over {:.1} s (counts are microseconds){lost}",
+            "ttop: {:.3} s off-CPU in {} distinct stacks over {:.1} s (counts are microseconds){sampled}{lost}",
             prof.total() as f64 / 1e6,
             prof.len(),
             start.elapsed().as_secs_f64(),

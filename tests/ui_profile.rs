@@ -79,6 +79,8 @@ fn interval() -> ProfileSample {
         lost: 0,
         lost_kstacks: 0,
         off_cpu: false,
+        off_waits: None,
+        off_waits_kept: None,
     }
 }
 
@@ -127,6 +129,9 @@ fn off_cpu_interval() -> ProfileSample {
         lost: 0,
         lost_kstacks: 0,
         off_cpu: true,
+        // Faster than the reader unwinds: one wait in 8 kept, each counting 8.
+        off_waits: Some(24_000),
+        off_waits_kept: Some(3_000),
     }
 }
 

@@ -56,6 +56,10 @@ pub struct ProfileView {
     hz: u64,
     /// The same windows with source lines, for `E`'s pprof file.
     lines: ProfileLines,
+    /// Off-CPU: each recent interval's watched switch-outs and the ones kept with a
+    /// stack (None: not known), and their sums since the start.
+    recent_waits: VecDeque<Option<(u64, u64)>>,
+    since_start_waits: Option<(u64, u64)>,
 }
 
 impl ProfileView {
@@ -86,6 +90,15 @@ impl ProfileView {
             self.recent.pop_front();
             self.recent_s.pop_front();
         }
+        if self.recent_waits.len() == RECENT {
+            self.recent_waits.pop_front();
+        }
+        let waits = p.off_waits.zip(p.off_waits_kept);
+        self.recent_waits.push_back(waits);
+        if let Some((w, k)) = waits {
+            let (sw, sk) = self.since_start_waits.unwrap_or((0, 0));
+            self.since_start_waits = Some((sw + w, sk + k));
+        }
         self.recent.push_back(stacks);
         self.recent_s.push_back(f.interval_s);
         self.lines.push(&p.located, RECENT);
@@ -99,6 +112,8 @@ impl ProfileView {
         self.recent_s.clear();
         self.since_start.clear();
         self.lines.clear();
+        self.recent_waits.clear();
+        self.since_start_waits = None;
         self.total_s = 0.0;
         self.zoom.clear();
         self.sel.clear();
@@ -166,6 +181,21 @@ impl ProfileView {
             Some(v) => v.clone(),
             None => self.live_stacks(),
         }
+    }
+
+    /// Off-CPU: the window's watched switch-outs and how many were kept with a stack
+    /// (the others counted through the kept ones' weights); None when not known.
+    pub fn waits_kept(&self) -> Option<(u64, u64)> {
+        if self.all_time {
+            return self.since_start_waits;
+        }
+        self.recent_waits
+            .iter()
+            .flatten()
+            .fold(None, |acc, &(w, k)| {
+                let (aw, ak) = acc.unwrap_or((0, 0));
+                Some((aw + w, ak + k))
+            })
     }
 
     /// Seconds the shown window covers.

@@ -52,6 +52,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "=off: no user stacks are kept for futex waiters (their callers show as -; what keeping them costs).",
     ),
     (
+        "TTOP_OFF_PER_S",
+        "=N: off-CPU profiles send N stacks a second over all CPUs (default 2000) before waits are kept one in N, each weighted N (for tests).",
+    ),
+    (
         "TTOP_NO_DWARF",
         "=1: user stacks are walked by frame pointers only, without unwinding from .eh_frame.",
     ),

@@ -26,6 +26,9 @@ pub struct Overrides {
     pub stack_maps: Option<u32>,
     /// TTOP_USTACKS=off: keep no futex or mmap_lock user stacks.
     pub ustacks_off: bool,
+    /// TTOP_OFF_PER_S=N: off-CPU stacks sent per second over all CPUs before waits are
+    /// sampled (default 2,000), so a test can make sampling weigh light loads too.
+    pub off_per_s: Option<u64>,
     /// TTOP_NO_DWARF=1: frame pointers only, no .eh_frame unwinding.
     pub no_dwarf: bool,
     /// TTOP_KALLSYMS=file: read /proc/kallsyms instead of asking the kernel.
@@ -52,6 +55,9 @@ impl Overrides {
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .map(|n| n.clamp(1, 4096)),
             ustacks_off: is("TTOP_USTACKS", "off"),
+            off_per_s: get("TTOP_OFF_PER_S")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|n| n.max(1)),
             no_dwarf: is("TTOP_NO_DWARF", "1"),
             kallsyms_file: is("TTOP_KALLSYMS", "file"),
             detach_inline: is("TTOP_DETACH_INLINE", "1"),
@@ -66,7 +72,7 @@ impl Overrides {
     }
 
     /// The names it reads, for the documentation and the man page.
-    pub const NAMES: [&str; 11] = [
+    pub const NAMES: [&str; 12] = [
         "TTOP_UNPACED",
         "TTOP_SCHED_RAW_TP",
         "TTOP_FUTEX_RAW_SYSCALLS",
@@ -74,6 +80,7 @@ impl Overrides {
         "TTOP_LOCK_STACK_CACHE",
         "TTOP_STACK_MAPS",
         "TTOP_USTACKS",
+        "TTOP_OFF_PER_S",
         "TTOP_NO_DWARF",
         "TTOP_KALLSYMS",
         "TTOP_DETACH_INLINE",

@@ -35,6 +35,10 @@ pub const COLUMNS: &[(&str, &str)] = &[
         "TOTAL%, TOTAL",
         "samples (ms) in the function and what it called",
     ),
+    (
+        "≈, 1/N waits",
+        "off-CPU waits came faster than ttop unwinds their stacks: one in N was kept, at random, and counted N times, so the times are estimates",
+    ),
 ];
 
 /// Self time that makes a frame a plateau: this share of the shown samples.
@@ -58,16 +62,26 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         format!("last {}", crate::app::profile_view::RECENT)
     };
     let kind = if pv.off_cpu { "off-CPU time" } else { "on-CPU" };
+    // Waits faster than the reader unwinds are kept at random, each counting for those
+    // it stands for: the time shown is then an estimate.
+    let sampled = pv
+        .waits_kept()
+        .filter(|&(w, k)| k > 0 && k < w)
+        .map(|(w, k)| super::fmt::fixed(w as f64 / k as f64, 0));
     let mut head = if pv.seen {
         format!(
-            " {kind}, {window} ({} s): {}",
+            " {kind}, {window} ({} s): {}{}",
             super::fmt::fixed(pv.window_s(), 0),
+            if sampled.is_some() { "≈" } else { "" },
             pv.amount(total)
         )
     } else {
         // No stacks came yet: nothing was counted, not zero.
         format!(" {kind}, {window}: no stacks yet")
     };
+    if let Some(n) = sampled {
+        head.push_str(&format!(", 1/{n} waits"));
+    }
     if let Some(p) = pv.pid {
         head.push_str(&format!(", pid {p}"));
     }

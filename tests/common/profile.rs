@@ -15,9 +15,15 @@ pub fn tmp(name: &str) -> PathBuf {
 
 /// Run `ttop profile ARGS`; returns (folded lines as (stack, count), stderr).
 pub fn profile(args: &[&str]) -> (Vec<(String, u64)>, String) {
+    profile_env(args, &[])
+}
+
+/// `profile` with these environment variables set.
+pub fn profile_env(args: &[&str], env: &[(&str, &str)]) -> (Vec<(String, u64)>, String) {
     let out = Command::new(ttop_bin())
         .arg("profile")
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("run ttop profile");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -37,4 +43,22 @@ pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
             )
         })
         .collect()
+}
+
+/// From `ttop profile --off-cpu`'s summary line: (waits kept, waits seen) when it kept
+/// one in N, None when it kept every one.
+pub fn waits_kept(stderr: &str) -> Option<(u64, u64)> {
+    // "..., 6023 of 46929 waits kept their stack (1 in 8; ...)"
+    let head = stderr.split_once(" waits kept their stack (1 in")?.0;
+    let (kept, seen) = head.rsplit_once(", ")?.1.split_once(" of ")?;
+    Some((kept.parse().ok()?, seen.parse().ok()?))
+}
+
+/// From the same line: the records lost to a full ring buffer (0 when none was).
+pub fn ring_lost(stderr: &str) -> u64 {
+    stderr
+        .split_once("(lost: ")
+        .and_then(|(_, r)| r.split_once(' '))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(0)
 }

@@ -18,6 +18,7 @@ use std::time::Duration;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, OpenObject, RingBuffer, RingBufferBuilder};
 
+use super::offcpu::{OffCpuWaits, Stack};
 use crate::collect::bpf::common::{explain, from_bytes};
 use crate::collect::bpf::perf_event::{
     self, ATTR_DISABLED, ATTR_FREQ, PERF_COUNT_SW_CPU_CLOCK, PERF_TYPE_SOFTWARE, PerfEventAttr,
@@ -87,14 +88,18 @@ pub struct Profiler {
     /// Process names, read when a process is first sampled.
     comms: HashMap<u32, String>,
     profile: FoldedProfile,
-    /// Off-CPU mode: each watched thread's current wait (its stack, when it began).
-    pending: HashMap<u32, (Stack, u64)>,
+    /// Off-CPU mode: the watched threads' waits (offcpu.rs).
+    waits: OffCpuWaits,
+    /// Off-CPU mode: the stacks a CPU may send per sampling window (`off_per_window` in
+    /// the BPF program), its ceiling, the ring-full count it was last set at, and the
+    /// polls since a record was lost.
+    per_window: u32,
+    per_window_max: u32,
+    lost_seen: u64,
+    calm_polls: u32,
     off_cpu: bool,
     lines: bool,
 }
-
-/// A sample's stack: its names, and its lines when the profiler keeps them.
-type Stack = (StackKey, Option<LocatedStack>);
 
 impl Profiler {
     /// Load, and attach a sampler to every online CPU. Err is a one-line reason.
@@ -139,8 +144,10 @@ impl Profiler {
         let mut skel = open
             .load()
             .map_err(|e| explain("eBPF profiler: load", &e))?;
+        let per_window = off_per_window(cpus.len());
         if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
             bss.filter_pids = cfg.filter as u32;
+            bss.off_per_window = per_window;
         }
         for pid in &cfg.pids {
             skel.maps
@@ -200,7 +207,11 @@ impl Profiler {
             kstacks: HashMap::new(),
             comms: HashMap::new(),
             profile: FoldedProfile::default(),
-            pending: HashMap::new(),
+            waits: OffCpuWaits::default(),
+            per_window,
+            per_window_max: per_window,
+            lost_seen: 0,
+            calm_polls: 0,
             off_cpu: cfg.off_cpu,
             lines: cfg.lines,
         })
@@ -230,6 +241,7 @@ impl Profiler {
 
     /// What was counted since the last call (the dashboard's interval).
     pub fn take_profile(&mut self) -> FoldedProfile {
+        self.settle();
         std::mem::take(&mut self.profile)
     }
 
@@ -252,24 +264,111 @@ impl Profiler {
         for raw in batch {
             self.count(&raw, now);
         }
+        if self.off_cpu {
+            self.pace_off_cpu();
+        }
+    }
+
+    /// Off-CPU mode: when the ring buffer filled (this reader fell behind: starved of
+    /// CPU by the very threads it watches), the CPUs send half as many stacks; after 5 s
+    /// without a loss, twice as many again, up to the start.
+    fn pace_off_cpu(&mut self) {
+        let (full, _) = self.lost();
+        let next = if full > self.lost_seen {
+            self.calm_polls = 0;
+            (self.per_window / 2).max(1)
+        } else {
+            self.calm_polls += 1;
+            if self.calm_polls < 50 {
+                return;
+            }
+            self.calm_polls = 0;
+            (self.per_window * 2).min(self.per_window_max)
+        };
+        self.lost_seen = full;
+        if next != self.per_window {
+            self.per_window = next;
+            if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+                bss.off_per_window = next;
+            }
+        }
+    }
+
+    /// Off-CPU mode: watched switch-outs the BPF side saw and the ones it sent with a
+    /// stack (the others sent who, why and when only).
+    pub fn waits(&self) -> (u64, u64) {
+        (
+            percpu_sum(&self.skel.maps.prof_waits, 0),
+            percpu_sum(&self.skel.maps.prof_waits, 1),
+        )
     }
 
     fn count(&mut self, raw: &[u8], now: u64) {
         if raw.len() == std::mem::size_of::<types::ttop_prof_oncpu>() {
-            // Back on a CPU: its wait ends (a start lost to a full buffer has no entry).
             let o: types::ttop_prof_oncpu = from_bytes(raw);
-            if let Some((stack, since)) = self.pending.remove(&o.tid) {
-                self.add(stack, o.ts.saturating_sub(since) / 1000);
-            }
+            self.waits.came_back(o.tid, o.ts);
+            return;
+        }
+        if raw.len() == std::mem::size_of::<types::ttop_prof_off>() {
+            let o: types::ttop_prof_off = from_bytes(raw);
+            self.waits.left_without_stack(o.tgid, o.tid, o.reason, o.ts);
             return;
         }
         let s: types::ttop_prof_sample = from_bytes(raw);
         let stack = self.stack_key(&s, now);
         if self.off_cpu {
-            self.pending.insert(s.tid, (stack, s.ts));
+            self.waits
+                .left_with_stack(s.tid, stack, s.reason, s.ts, s.keep_one_in);
         } else {
             self.add(stack, 1);
         }
+    }
+
+    /// Off-CPU mode: count the waits that ended since the last settle.
+    fn settle(&mut self) {
+        let (stacks, unkept) = self.waits.settle();
+        for (stack, us) in stacks {
+            self.add(stack, us);
+        }
+        for ((pid, reason), us) in unkept {
+            let stack = self.unkept_stack(pid, reason);
+            self.add(stack, us);
+        }
+    }
+
+    /// The stack a process's off-CPU time is counted under when none of its waits for
+    /// that reason kept a stack (with its names as lines when lines are kept).
+    fn unkept_stack(&mut self, pid: u32, reason: u32) -> Stack {
+        let process = self.process_name(pid, "?");
+        let frames = vec![
+            off_cpu_reason(reason).to_string(),
+            "[stack not kept]".to_string(),
+        ];
+        let located = self.lines.then(|| LocatedStack {
+            pid,
+            process: process.clone(),
+            thread: process.clone(),
+            locations: frames.iter().map(|f| named(f.as_str())).collect(),
+        });
+        let key = StackKey {
+            pid,
+            thread: process.clone(),
+            process,
+            frames,
+        };
+        (key, located)
+    }
+
+    /// A process's name, read when it is first met (`fallback` when it is gone).
+    fn process_name(&mut self, pid: u32, fallback: &str) -> String {
+        self.comms
+            .entry(pid)
+            .or_insert_with(|| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .map(|c| c.trim_end().to_string())
+                    .unwrap_or_else(|_| fallback.to_string())
+            })
+            .clone()
     }
 
     fn add(&mut self, (key, located): Stack, n: u64) {
@@ -288,15 +387,7 @@ impl Profiler {
     fn stack_key(&mut self, s: &types::ttop_prof_sample, now: u64) -> Stack {
         let pid = s.tgid;
         let thread = comm_str(&s.comm);
-        let process = self
-            .comms
-            .entry(pid)
-            .or_insert_with(|| {
-                std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .map(|c| c.trim_end().to_string())
-                    .unwrap_or_else(|_| thread.clone())
-            })
-            .clone();
+        let process = self.process_name(pid, &thread);
         let mut frames: Vec<String> = Vec::new();
         let mut locs: Vec<Location> = Vec::new();
         if self.off_cpu {
@@ -404,37 +495,47 @@ impl Profiler {
 
     /// Samples the kernel could not deliver: (ring buffer full, kernel stack not stored).
     pub fn lost(&self) -> (u64, u64) {
-        let read = |i: u32| -> u64 {
-            self.skel
-                .maps
-                .prof_lost
-                .lookup_percpu(&i.to_ne_bytes(), MapFlags::ANY)
-                .ok()
-                .flatten()
-                .map(|per_cpu| {
-                    per_cpu
-                        .iter()
-                        .map(|b| u64::from_ne_bytes(b[..8].try_into().unwrap_or([0; 8])))
-                        .sum()
-                })
-                .unwrap_or(0)
-        };
-        (read(0), read(1))
+        (
+            percpu_sum(&self.skel.maps.prof_lost, 0),
+            percpu_sum(&self.skel.maps.prof_lost, 1),
+        )
     }
 
     /// Off-CPU mode: count the waits still in progress up to now (a thread asleep at
     /// the end of the window spent it off the CPU; it is counted as far as it went).
     pub fn finish(&mut self) {
-        let now = mono_ns();
-        for (_, (stack, since)) in std::mem::take(&mut self.pending) {
-            self.add(stack, now.saturating_sub(since) / 1000);
-        }
+        self.waits.end_all(mono_ns());
+        self.settle();
     }
 
     /// Everything counted so far.
     pub fn profile(&self) -> &FoldedProfile {
         &self.profile
     }
+}
+
+/// Off-CPU stacks one CPU may send per sampling window (`TTOP_OFF_WINDOW_NS`, 10 ms):
+/// 2,000 a second over all CPUs, 16 MB/s of stack copies, which the 32 MB ring buffer
+/// holds for 2 s of a reader that falls behind (`TTOP_OFF_PER_S` overrides it).
+fn off_per_window(cpus: usize) -> u32 {
+    let per_s = crate::collect::overrides::overrides()
+        .off_per_s
+        .unwrap_or(2_000);
+    (per_s / 100 / cpus.max(1) as u64).clamp(1, u64::from(u32::MAX)) as u32
+}
+
+/// A per-CPU u64 counter's sum over the CPUs.
+fn percpu_sum(map: &impl MapCore, i: u32) -> u64 {
+    map.lookup_percpu(&i.to_ne_bytes(), MapFlags::ANY)
+        .ok()
+        .flatten()
+        .map(|per_cpu| {
+            per_cpu
+                .iter()
+                .map(|b| u64::from_ne_bytes(b[..8].try_into().unwrap_or([0; 8])))
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// A kernel frame of the tracing machinery that ran ttop's program, not of the thread.

@@ -17,6 +17,8 @@ struct Shared {
     profile: FoldedProfile,
     /// Lost samples (ring buffer full, kernel stack not stored), cumulative.
     lost: (u64, u64),
+    /// Off-CPU: watched switch-outs seen and sent with a stack, cumulative.
+    waits: (u64, u64),
     /// Processes to watch from the next drain on, when the filter changed (the inner
     /// None: every process).
     pids: Option<Option<Vec<u32>>>,
@@ -30,6 +32,7 @@ pub struct ProfileRunner {
     thread: Option<JoinHandle<()>>,
     /// Lost counts already reported.
     lost_seen: (u64, u64),
+    waits_seen: (u64, u64),
 }
 
 impl ProfileRunner {
@@ -56,10 +59,12 @@ impl ProfileRunner {
                     p.poll(Duration::from_millis(100));
                     let counted = p.take_profile();
                     let lost = p.lost();
+                    let waits = p.waits();
                     let pids = {
                         let mut s = sh.lock().unwrap_or_else(|e| e.into_inner());
                         s.profile.merge(counted);
                         s.lost = lost;
+                        s.waits = waits;
                         s.pids.take()
                     };
                     if let Some(pids) = pids {
@@ -76,6 +81,7 @@ impl ProfileRunner {
                 stop,
                 thread: Some(thread),
                 lost_seen: (0, 0),
+                waits_seen: (0, 0),
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -104,10 +110,15 @@ impl ProfileRunner {
 
     /// What was counted since the last call (drained up to 100 ms ago).
     pub fn take(&mut self) -> ProfileSample {
-        let (mut sample, lost) = {
+        let (mut sample, lost, waits) = {
             let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-            (s.profile.take_sample(self.hz), s.lost)
+            (s.profile.take_sample(self.hz), s.lost, s.waits)
         };
+        if self.off_cpu {
+            sample.off_waits = Some(waits.0.saturating_sub(self.waits_seen.0));
+            sample.off_waits_kept = Some(waits.1.saturating_sub(self.waits_seen.1));
+        }
+        self.waits_seen = waits;
         sample.off_cpu = self.off_cpu;
         sample.lost = lost.0.saturating_sub(self.lost_seen.0);
         sample.lost_kstacks = lost.1.saturating_sub(self.lost_seen.1);

@@ -58,6 +58,14 @@ pub struct ProfileSample {
     /// why), not samples. Recordings from before it existed are on-CPU.
     #[serde(default)]
     pub off_cpu: bool,
+    /// Off-CPU: the watched threads' switch-outs in the interval, and how many of them
+    /// were kept with their stack; the others are stood for by the kept ones' weights
+    /// (one in N kept at random, counted N times, when they come faster than the
+    /// reader can unwind). None on-CPU and in recordings made before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_waits: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_waits_kept: Option<u64>,
 }
 
 impl ProfileSample {
@@ -85,6 +93,10 @@ pub struct ProfileFrame {
     pub cut_samples: u64,
     pub lost: u64,
     pub lost_kstacks: u64,
+    /// Off-CPU: the watched threads' switch-outs in the interval and the ones kept with
+    /// their stack (the rest are counted through the kept ones' weights); null on-CPU.
+    pub off_waits: Option<u64>,
+    pub off_waits_kept: Option<u64>,
     /// Every stack of the interval, biggest first (the profile view draws them all).
     #[serde(skip)]
     pub all: Vec<FoldedCount>,
@@ -152,6 +164,8 @@ impl ProfileFrame {
             lost: p.lost,
             lost_kstacks: p.lost_kstacks,
             off_cpu: p.off_cpu,
+            off_waits: p.off_waits,
+            off_waits_kept: p.off_waits_kept,
         }
     }
 }
@@ -344,6 +358,8 @@ impl FoldedProfile {
             lost: 0,
             lost_kstacks: 0,
             off_cpu: false,
+            off_waits: None,
+            off_waits_kept: None,
         }
     }
 }

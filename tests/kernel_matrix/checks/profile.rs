@@ -58,3 +58,59 @@ fn profile_shares_come_out_3_to_1() {
         share("burn_b")
     );
 }
+
+/// Off-CPU profiles on this kernel (sched_switch with or without its prev_state
+/// argument), with the CPUs allowed 200 stacks a second so that most waits keep none:
+/// two threads handing a token through pipes wait in `read`, each thread's off-CPU time
+/// is a share of the window (at most all of it: no wait counted twice; at least a fifth of
+/// it waiting in read, even in a slow guest), and
+/// the waits that kept no stack are counted all the same (their time is in the total:
+/// each thread spends most of the window waiting for the other).
+#[test]
+fn off_cpu_counts_the_waits_that_kept_no_stack() {
+    if !require_root("off_cpu_counts_the_waits_that_kept_no_stack") {
+        return;
+    }
+    let _g = kernel_lock();
+    let secs = if in_vm() { 4 } else { 3 };
+    // It must outlive the profile (ttop loads slowly in a TCG guest), and be alive when
+    // its stacks are named.
+    let mut w = spawn_workload("pingpong", &[&(secs + 60).to_string()]);
+    let pid = pid_of(&mut w);
+    let out = std::process::Command::new(ttop_bin())
+        .args(["profile", "--off-cpu", "-p", &pid.to_string()])
+        .args(["--duration", &secs.to_string()])
+        .env("TTOP_OFF_PER_S", "200")
+        .output()
+        .expect("run ttop profile");
+    let _ = w.kill();
+    let _ = w.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{err}");
+    assert!(out.status.success(), "ttop profile: {err}");
+    assert!(!err.contains("(lost:"), "records lost: {err}");
+    assert!(
+        err.contains("waits kept their stack (1 in"),
+        "no wait left without its stack: {err}"
+    );
+    let window: f64 = err
+        .split_once(" s (counts")
+        .and_then(|(h, _)| h.rsplit_once("over "))
+        .map(|(_, s)| s.parse().unwrap())
+        .expect("the window in the summary");
+    for f in ["main", "pong"] {
+        let us: u64 = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.rsplit_once(' '))
+            .filter(|(s, _)| s.split(';').any(|x| x == f) && s.contains(";[off-cpu: wait];"))
+            .map(|(_, n)| n.parse::<u64>().unwrap())
+            .sum();
+        let share = us as f64 / 1e6 / window;
+        eprintln!("{f}: waiting in read {share:.3} of the window");
+        assert!(
+            share > 0.2 && share <= 1.05,
+            "{f}: {share:.3} of the window in read:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
