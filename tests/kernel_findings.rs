@@ -319,9 +319,32 @@ fn an_idle_machine_fires_nothing() {
         .iter()
         .filter_map(|f| f["runnable"]["true_avg"].as_f64())
         .fold(0.0, f64::max);
+    // lost_data may fire on an idle machine only for what the rule is for: the kernel
+    // really skipped scheduler events at its threshold's rate. This VM's kernel misses a
+    // few sched_switch deliveries a second when idle (bpftool shows no recursion misses on
+    // the program), and once a burst: 35 in half a second, 2 s into an idle CI run. Never
+    // for a map drop or a caller lost to a stack id (the bug), never below the
+    // threshold.
+    let genuine_loss = |f: &serde_json::Value| {
+        let fig = &f["figures"];
+        let num = |k: &str| fig[k].as_f64().unwrap_or(f64::NAN);
+        f["kind"] == "lost_data"
+            && num("map_drops") == 0.0
+            && num("sched_gaps") >= ttop::model::findings::rules::lost_gaps_threshold(0.5)
+    };
+    let skipped: Vec<String> = frames
+        .iter()
+        .flat_map(|fr| fr["findings"].as_array().unwrap())
+        .filter(|f| genuine_loss(f))
+        .map(|f| f["figures"].to_string())
+        .collect();
+    if !skipped.is_empty() {
+        eprintln!("the kernel skipped scheduler events in earnest: {skipped:?}");
+    }
     let named: Vec<String> = frames
         .iter()
         .flat_map(|fr| fr["findings"].as_array().unwrap())
+        .filter(|f| !genuine_loss(f))
         .map(|f| format!("{}: {} {}", f["kind"], f["summary"], f["figures"]))
         .collect();
     if busy >= 1.25 * ncpus {
