@@ -93,12 +93,18 @@ struct {
 	__type(value, struct off_rate);
 } off_rates SEC(".maps");
 
-static __always_inline void count_wait(__u32 which)
+/* One more in slot `i` of a per-CPU counter array. */
+static __always_inline void bump(void *counters, __u32 i)
 {
-	__u64 *n = bpf_map_lookup_elem(&prof_waits, &which);
+	__u64 *n = bpf_map_lookup_elem(counters, &i);
 
 	if (n)
 		(*n)++;
+}
+
+static __always_inline void count_wait(__u32 which)
+{
+	bump(&prof_waits, which);
 }
 
 /* Whether a watched switch-out at `now` keeps its stack: 0 if not, else the N of its
@@ -136,10 +142,7 @@ static __always_inline __u32 keep_stack(__u64 now)
 
 static __always_inline void lost(__u32 why)
 {
-	__u64 *n = bpf_map_lookup_elem(&prof_lost, &why);
-
-	if (n)
-		(*n)++;
+	bump(&prof_lost, why);
 }
 
 /* The sample interrupted user code (no kernel stack to take). */

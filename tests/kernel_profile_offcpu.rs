@@ -323,11 +323,7 @@ fn sampled_off_cpu_waits_count_for_those_they_stand_for() {
     let _ = w.wait();
     eprintln!("{err}");
     // "... over 3.0 s ..." is the window the profile covers.
-    let window: f64 = err
-        .split_once(" s (counts")
-        .and_then(|(h, _)| h.rsplit_once("over "))
-        .map(|(_, s)| s.parse().unwrap())
-        .expect("the window in the summary");
+    let window = summary_window(&err);
     assert_eq!(ring_lost(&err), 0, "{err}");
     let (kept, seen) = waits_kept(&err).expect("waits kept one in N");
     assert!(seen >= 20 * kept, "kept {kept} of {seen}: hardly sampled");

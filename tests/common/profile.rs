@@ -62,3 +62,13 @@ pub fn ring_lost(stderr: &str) -> u64 {
         .and_then(|(n, _)| n.parse().ok())
         .unwrap_or(0)
 }
+
+/// From `ttop profile`'s summary line ("... over 3.0 s (counts ..."): the seconds the
+/// profile covers.
+pub fn summary_window(stderr: &str) -> f64 {
+    stderr
+        .split_once(" s (counts")
+        .and_then(|(h, _)| h.rsplit_once("over "))
+        .and_then(|(_, s)| s.parse().ok())
+        .unwrap_or_else(|| panic!("no window in the summary: {stderr}"))
+}

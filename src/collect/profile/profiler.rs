@@ -90,13 +90,6 @@ pub struct Profiler {
     profile: FoldedProfile,
     /// Off-CPU mode: the watched threads' waits (offcpu.rs).
     waits: OffCpuWaits,
-    /// Off-CPU mode: the stacks a CPU may send per sampling window (`off_per_window` in
-    /// the BPF program), its ceiling, the ring-full count it was last set at, and the
-    /// polls since a record was lost.
-    per_window: u32,
-    per_window_max: u32,
-    lost_seen: u64,
-    calm_polls: u32,
     off_cpu: bool,
     lines: bool,
 }
@@ -144,10 +137,9 @@ impl Profiler {
         let mut skel = open
             .load()
             .map_err(|e| explain("eBPF profiler: load", &e))?;
-        let per_window = off_per_window(cpus.len());
         if let Some(bss) = skel.maps.bss_data.as_deref_mut() {
             bss.filter_pids = cfg.filter as u32;
-            bss.off_per_window = per_window;
+            bss.off_per_window = off_per_window(cpus.len());
         }
         for pid in &cfg.pids {
             skel.maps
@@ -208,10 +200,6 @@ impl Profiler {
             comms: HashMap::new(),
             profile: FoldedProfile::default(),
             waits: OffCpuWaits::default(),
-            per_window,
-            per_window_max: per_window,
-            lost_seen: 0,
-            calm_polls: 0,
             off_cpu: cfg.off_cpu,
             lines: cfg.lines,
         })
@@ -263,34 +251,6 @@ impl Profiler {
         let now = mono_ns();
         for raw in batch {
             self.count(&raw, now);
-        }
-        if self.off_cpu {
-            self.pace_off_cpu();
-        }
-    }
-
-    /// Off-CPU mode: when the ring buffer filled (this reader fell behind: starved of
-    /// CPU by the very threads it watches), the CPUs send half as many stacks; after 5 s
-    /// without a loss, twice as many again, up to the start.
-    fn pace_off_cpu(&mut self) {
-        let (full, _) = self.lost();
-        let next = if full > self.lost_seen {
-            self.calm_polls = 0;
-            (self.per_window / 2).max(1)
-        } else {
-            self.calm_polls += 1;
-            if self.calm_polls < 50 {
-                return;
-            }
-            self.calm_polls = 0;
-            (self.per_window * 2).min(self.per_window_max)
-        };
-        self.lost_seen = full;
-        if next != self.per_window {
-            self.per_window = next;
-            if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
-                bss.off_per_window = next;
-            }
         }
     }
 

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::super::common::profile::{ring_lost, waits_kept};
 use super::super::common::watch::pid_of;
 use super::super::common::*;
 use super::in_vm;
@@ -88,16 +89,12 @@ fn off_cpu_counts_the_waits_that_kept_no_stack() {
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("{err}");
     assert!(out.status.success(), "ttop profile: {err}");
-    assert!(!err.contains("(lost:"), "records lost: {err}");
+    assert_eq!(ring_lost(&err), 0, "records lost: {err}");
     assert!(
-        err.contains("waits kept their stack (1 in"),
+        waits_kept(&err).is_some(),
         "no wait left without its stack: {err}"
     );
-    let window: f64 = err
-        .split_once(" s (counts")
-        .and_then(|(h, _)| h.rsplit_once("over "))
-        .map(|(_, s)| s.parse().unwrap())
-        .expect("the window in the summary");
+    let window = super::super::common::profile::summary_window(&err);
     for f in ["main", "pong"] {
         let us: u64 = String::from_utf8_lossy(&out.stdout)
             .lines()
