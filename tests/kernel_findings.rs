@@ -179,7 +179,8 @@ fn hot_lock_on_one_mutex_not_on_shards_nor_timed_condvar_waits() {
         "{f}"
     );
     assert!(f["summary"].as_str().unwrap().contains("futex"), "{f}");
-    // Held through the storm: once the mutex has had 100 waits/s, woken by unlocks, for
+    // Held through the storm: once the mutex has had 100 waits/s, woken by unlocks, that
+    // kept a tenth of a thread asleep (a shard of the storm below keeps 0.03), for
     // three frames in a row (HOLD), the finding is active in the third and every such
     // frame after, whichever regime the storm is in (the interval it ends in apart: it
     // ran for part of it only).
@@ -198,6 +199,7 @@ fn hot_lock_on_one_mutex_not_on_shards_nor_timed_condvar_waits() {
                         && w["uaddr"] == mutex
                         && w["contended"].as_f64().unwrap() >= 100.0 * iv
                         && w["woken"].as_f64().unwrap() >= 0.5 * w["contended"].as_f64().unwrap()
+                        && w["total_wait_ms"].as_f64().unwrap() >= 100.0 * iv
                 })
         })
         .collect();

@@ -190,13 +190,22 @@ fn hot_lock_edges() {
         hot_in(by(1, word(1000, 1000, 0, 1000.0)), 150.0).is_empty(),
         "one waiter"
     );
+    // Many cheap waits by 4 threads: one of 64 shards (190 waits/s, 0.03 threads
+    // asleep) is not hot; a tenth of a thread asleep is.
+    let edge = HOT_LOCK_WAITERS_MIN_SHARE * 1e3;
+    assert!(
+        hot_in(by(4, word(190, 186, 0, 30.0)), 150.0).is_empty(),
+        "a cheap shard"
+    );
+    assert!(hot_in(by(4, word(190, 186, 0, edge - 1.0)), 150.0).is_empty());
+    assert_eq!(hot_in(by(4, word(190, 186, 0, edge)), 150.0), ["hot_lock"]);
     // ...but still not on few waits, timed waits nobody wakes, or long sleeps.
     assert!(
-        hot_in(by(4, word(n - 1, n, 0, 30.0)), 150.0).is_empty(),
+        hot_in(by(4, word(n - 1, n, 0, 150.0)), 150.0).is_empty(),
         "too few waits"
     );
     assert!(
-        hot_in(by(4, word(200, 99, 0, 30.0)), 150.0).is_empty(),
+        hot_in(by(4, word(200, 99, 0, 150.0)), 150.0).is_empty(),
         "timeouts"
     );
     assert!(

@@ -17,7 +17,7 @@ pub(super) fn hot_lock(fr: &Frame, secs: f64, out: &mut Vec<Finding>) {
             .and_then(|p| p.runnable_avg.get())
             .is_some_and(|r| r * 100.0 >= STORM_MAX_CPU_PCT);
         let queue = share > HOT_LOCK_WAIT_SHARE
-            || (waiters >= HOT_LOCK_MIN_WAITERS && works)
+            || (waiters >= HOT_LOCK_MIN_WAITERS && works && share >= HOT_LOCK_WAITERS_MIN_SHARE)
             || w.eagain
                 .is_some_and(|e| e as f64 >= HOT_LOCK_EAGAIN_PER_WAIT * w.contended as f64);
         if rate < HOT_LOCK_WAITS_PER_S
