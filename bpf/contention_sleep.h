@@ -56,8 +56,8 @@ static __always_inline void futex_sleep_begin(void *ctx, struct task_struct *pre
 	ts->fsleep.woken = ts->fsleep.early_uaddr == c.uaddr;
 	ts->fsleep.early_uaddr = 0;
 	/* The sleeper is the current task: its user stack, as futex_account takes one (the
-	 * entry's first contended wait, then one in 64). */
-	if (!ustacks_off && (s->ustack == -1 || (s->contended & 63) == 0)) {
+	 * entry's first contended wait, then one in 64), unless the cost ceiling shed them. */
+	if (!ustacks_off && !ustacks_shed && (s->ustack == -1 || (s->contended & 63) == 0)) {
 		long sid = stackid_or_spill(ctx, &ustacks, &ustacks_spill, BPF_F_USER_STACK);
 
 		if (sid >= 0) {

@@ -1,8 +1,9 @@
 //! The ceiling on ttop's own eBPF cost (issue 36 item 4, model/shed.rs), on a real
 //! kernel-lock storm: with a budget the storm cannot meet, ttop sheds kernel-lock
 //! stacks (the JSON says so), its programs cost less per contention than before it
-//! shed in the same run, and every contention is still counted. A light load under the
-//! default budget sheds nothing.
+//! shed in the same run, and every contention is still counted. Its last step stops the
+//! futex user-stack walks of the default futex programs. A light load under a 3% budget
+//! sheds nothing.
 
 mod common;
 
@@ -179,4 +180,62 @@ fn a_light_load_under_a_3pct_budget_sheds_nothing() {
         assert_eq!(sh["kernel_stacks_1_in"], 1, "{sh}");
         assert_eq!(sh["user_stacks_off"], false, "{sh}");
     }
+}
+
+/// The last step, futex user stacks off, stops the walks in the default futex programs
+/// (the waits that slept, seen at the scheduler's switch), not only in the per-call ones:
+/// a mutex storm keeps walking one wait in 64 until it is shed, none after, and its
+/// waits are still counted.
+#[test]
+fn user_stacks_shed_stop_the_futex_walks() {
+    if !require_root("user_stacks_shed_stop_the_futex_walks") {
+        return;
+    }
+    let _g = kernel_lock();
+    let mut w = spawn_workload("futex_mutex", &["4", "30"]);
+    let (head, _out) = common::stream::first_line(&mut w);
+    let pid: u64 = head["pid"].parse().unwrap();
+    // A budget nothing meets: kernel stacks step down every 2 s (1/2 ... 1/64, none),
+    // then user stacks go, 16-20 s in.
+    let frames = ttop_spawn(&["--json", "-d", "1", "-n", "28", "--bpf-budget", "0.001"])
+        .frames(Duration::from_secs(60));
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(30)),
+        "futex_mutex hung"
+    );
+    assert_eq!(frames.len(), 28);
+    let (mut walking, mut shed) = (0, 0);
+    for (i, fr) in frames.iter().enumerate().skip(1) {
+        let walks = f(&fr["user_frames"]["walks"]);
+        let slept: f64 = fr["futexes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["pid"] == pid)
+            .map(|x| f(&x["contended"]))
+            .sum();
+        let off = frames[i - 1]["self"]["shed"]["user_stacks_off"] == true;
+        eprintln!("frame {i}: user stacks off before it: {off}, walks {walks}, waits {slept}");
+        if slept < 640.0 {
+            continue;
+        }
+        if off {
+            // The frame before said so: shed for this whole interval.
+            assert!(
+                walks <= 2.0,
+                "frame {i}: {walks} walks with user stacks shed"
+            );
+            shed += 1;
+        } else if walks > 0.0 {
+            walking += 1;
+        }
+    }
+    assert!(
+        walking >= 3,
+        "the storm's waits were walked before: {walking} frames"
+    );
+    assert!(
+        shed >= 3,
+        "frames of the storm with user stacks shed: {shed}"
+    );
 }
