@@ -53,7 +53,10 @@ static __always_inline void futex_sleep_begin(void *ctx, struct task_struct *pre
 	s->last_ns = now;
 	ts->fsleep.uaddr = c.uaddr;
 	ts->fsleep.start_ns = now;
-	ts->fsleep.woken = ts->fsleep.early_uaddr == c.uaddr;
+	/* A wake that found it about to wait on another word (that wait returned without
+	 * sleeping) is not this wait's. */
+	if (ts->fsleep.early_uaddr && ts->fsleep.early_uaddr != c.uaddr)
+		ts->fsleep.wakes_seen = ts->fsleep.wakes;
 	ts->fsleep.early_uaddr = 0;
 	/* The sleeper is the current task: its user stack, as futex_account takes one (the
 	 * entry's first contended wait, then one in 64), unless the cost ceiling shed them. */
@@ -79,9 +82,13 @@ static __always_inline void futex_sleep_end(struct task_struct *next)
 	struct ttop_futex_stats *s;
 	struct ttop_futex_key key;
 	__u64 now, dur;
+	__u32 wakes, woken;
 
 	if (!ts || !ts->fsleep.start_ns)
 		return;
+	wakes = *(volatile __u32 *)&ts->fsleep.wakes;
+	woken = wakes != ts->fsleep.wakes_seen;
+	ts->fsleep.wakes_seen = wakes;
 	key.tid = BPF_CORE_READ(next, pid);
 	key.tgid = BPF_CORE_READ(next, tgid);
 	key.uaddr = ts->fsleep.uaddr;
@@ -99,10 +106,10 @@ static __always_inline void futex_sleep_end(struct task_struct *next)
 	futex_hist_add(dur);
 	s->wait_ns += dur;
 	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
-	s->woken += ts->fsleep.woken;
+	s->woken += woken;
 	/* Who woke it: named only when another process did (a thread of its own process
 	 * is woken - woken_other, and needs no store). */
-	if (ts->fsleep.woken && ts->fsleep.waker != key.tgid) {
+	if (woken && ts->fsleep.waker != key.tgid) {
 		s->woken_other++;
 		s->waker_tgid = ts->fsleep.waker;
 	}
@@ -147,8 +154,8 @@ int BPF_PROG(ttop_futex_wakeup, struct task_struct *p)
 	ts = bpf_task_storage_get(&thread_state, p, 0, 0);
 	/* The waker is the current task: its process is one load away. */
 	if (ts && ts->fsleep.start_ns) {
-		ts->fsleep.woken = 1;
 		ts->fsleep.waker = waker->tgid;
+		__sync_fetch_and_add(&ts->fsleep.wakes, 1);
 		return 0;
 	}
 	/* Woken between its last check of the word and its switch (a storm on 2 CPUs: a
@@ -161,6 +168,7 @@ int BPF_PROG(ttop_futex_wakeup, struct task_struct *p)
 	if (ts) {
 		ts->fsleep.early_uaddr = w.uaddr;
 		ts->fsleep.waker = waker->tgid;
+		__sync_fetch_and_add(&ts->fsleep.wakes, 1);
 	}
 	return 0;
 }
