@@ -155,6 +155,7 @@ fn side_by_side(workload: &str, args: &[&str], secs: f64, tops: usize) -> Run {
     let end = wall_now();
     // What came after the window is not compared: stop the tops now.
     for t in &tops {
+        // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
         unsafe { libc::kill(t.0 as i32, libc::SIGTERM) };
     }
     let top_out: String = tops.into_iter().map(|t| t.1.join().unwrap()).collect();
