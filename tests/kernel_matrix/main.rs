@@ -43,7 +43,8 @@ fn matrix(series: &'static str) {
     let script = format!(
         "cd {dir}\nexport TTOP_VM={series} CI={ci} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n\
          {{ {exe} --test-threads=1 --nocapture {filter}; echo $? > /tmp/rc; }} 2>&1 \
-         | tee /tmp/test.log | grep --line-buffered -E '^test |panicked|^test result'\n\
+         | tee /tmp/test.log | grep --line-buffered -E '^test |panicked|^test result' \
+         | awk '{{getline u < \"/proc/uptime\"; close(\"/proc/uptime\"); split(u, a, \" \"); print \"[\" a[1] \" s] \" $0; fflush()}}'\n\
          cp /tmp/test.log /out/test.log\n( exit $(cat /tmp/rc) )",
         dir = env!("CARGO_MANIFEST_DIR"),
         ci = if is_ci() { "true" } else { "" },
@@ -53,9 +54,17 @@ fn matrix(series: &'static str) {
     );
     let b = vm::boot(&k, &script, Duration::from_secs(420));
     let log = b.file("test.log");
+    // Each check's line on the console carries the guest's uptime when it ended.
+    let timed: Vec<&str> = b
+        .console
+        .lines()
+        .filter(|l| l.contains(" s] test "))
+        .collect();
     eprintln!(
-        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}",
-        k.release, b.secs
+        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}\nchecks ended at (guest uptime):\n{}",
+        k.release,
+        b.secs,
+        timed.join("\n")
     );
     if b.rc != Some(0) {
         let tail: Vec<&str> = b.console.lines().rev().take(60).collect();
