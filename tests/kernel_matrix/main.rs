@@ -38,13 +38,13 @@ fn matrix(series: &'static str) {
     }
     let exe = std::env::current_exe().unwrap();
     // The log goes to the guest's tmpfs and is copied out at the end (a 9p write must
-    // not be what a check waits on); the console shows each check as it ends, so a
+    // not be what a check waits on); the console shows each check as it begins, so a
     // guest that hangs still says where.
     let script = format!(
         "cd {dir}\nexport TTOP_VM={series} CI={ci} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n\
          {{ {exe} --test-threads=1 --nocapture {filter}; echo $? > /tmp/rc; }} 2>&1 \
          | tee /tmp/test.log | grep --line-buffered -E '^test |panicked|^test result' \
-         | awk '{{getline u < \"/proc/uptime\"; close(\"/proc/uptime\"); split(u, a, \" \"); print \"[\" a[1] \" s] \" $0; fflush()}}'\n\
+         | while IFS= read -r l; do read -r up _ < /proc/uptime; printf '[%s s] %s\\n' \"$up\" \"$l\"; done\n\
          cp /tmp/test.log /out/test.log\n( exit $(cat /tmp/rc) )",
         dir = env!("CARGO_MANIFEST_DIR"),
         ci = if is_ci() { "true" } else { "" },
@@ -54,14 +54,14 @@ fn matrix(series: &'static str) {
     );
     let b = vm::boot(&k, &script, Duration::from_secs(420));
     let log = b.file("test.log");
-    // Each check's line on the console carries the guest's uptime when it ended.
+    // Each check's first line on the console carries the guest's uptime when it began.
     let timed: Vec<&str> = b
         .console
         .lines()
         .filter(|l| l.contains(" s] test "))
         .collect();
     eprintln!(
-        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}\nchecks ended at (guest uptime):\n{}",
+        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}\nchecks began at (guest uptime):\n{}",
         k.release,
         b.secs,
         timed.join("\n")
