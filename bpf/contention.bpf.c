@@ -13,9 +13,10 @@
  * per-thread entries that the next "begin" simply overwrites, so a lost event costs one
  * measurement and never leaves a thread "waiting" for ever.
  *
- * One object, in files by concern: contention.h (what they share: the per-thread
- * state, counters, helpers), contention_futex.h (per call, syscall hooks),
- * contention_sleep.h (slept waits, scheduler hooks), contention_mmap.h, contention_locks.h.
+ * One object, in files by concern: futex_shared.h (what it shares with the scheduler
+ * object's switch program: the per-thread state, the futex maps, counters), contention.h
+ * (what its probes share: helpers), contention_futex.h (per call, syscall hooks),
+ * futex_sleep.h and contention_sleep.h (slept waits, scheduler hooks), contention_mmap.h, contention_locks.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,8 +28,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+#include "futex_shared.h"
 #include "contention.h"
 #include "contention_futex.h"
+#include "futex_sleep.h"
 #include "contention_sleep.h"
 #include "contention_mmap.h"
 /* After the mmap_lock helpers: a kernel-lock wait may be an mmap_lock wait. */

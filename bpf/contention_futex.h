@@ -1,74 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Part of contention.bpf.c (included once, not a shared header): futex calls per (thread, futex
  * word), from the futex syscalls' tracepoints or the raw_syscalls fallback, with the
- * user stacks of contended waits. */
+ * user stacks of contended waits. The futex maps, the call decoding and the stack
+ * copies the scheduler side shares are in futex_shared.h. */
 #ifndef TTOP_CONTENTION_FUTEX_H
 #define TTOP_CONTENTION_FUTEX_H
-
-/* Per (thread, futex word): the only map the futex exit probe writes. Allocated on use
- * (most machines have a few hundred entries); user space deletes idle ones. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TTOP_MAX_FUTEXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ttop_futex_key);
-	__type(value, struct ttop_futex_stats);
-} futexes SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, TTOP_STACKS);
-	__type(key, __u32);
-	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
-} ustacks SEC(".maps");
-
-/* Every stack map here has a spill map beside it. A stack map keeps a stack in the bucket
- * its hash picks and refuses one whose bucket holds another (-EEXIST: reusing the bucket
- * would rename the rows that hold the old id), so one call path that drew a taken bucket
- * went unnamed for as long as the other stack lived. Such a stack is stored in the spill
- * map instead, its id offset by TTOP_STACKS (every main map has at most that many
- * buckets); the spill map holds only refused stacks, so it refuses one again only when
- * two of those few share a bucket. User space reads and frees ids in both. */
-#define stackid_or_spill(ctx, map, spill, flags)                                        \
-	({                                                                               \
-		long __id = bpf_get_stackid(ctx, map, flags);                            \
-		if (__id == -17 /* EEXIST */) {                                          \
-			long __s = bpf_get_stackid(ctx, spill, flags);                   \
-			if (__s >= 0)                                                    \
-				__id = __s + TTOP_STACKS;                                \
-		}                                                                        \
-		__id;                                                                    \
-	})
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, TTOP_STACKS_SPILL);
-	__type(key, __u32);
-	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
-} ustacks_spill SEC(".maps");
-
-/* Copies of user stacks by (process, futex word), the key's tid 0 (see struct
- * ttop_ustack_copy): the word's latest copy, replaced with each kept walk; user space
- * weighs the stacks the copies unwind to by the contended waits of the intervals they
- * were latest, so the word's most frequent stack is shown. User space deletes the copies
- * of words with no entry left (idle past its read window), so a long-lived process that
- * moves to new words (locks in new heap objects) does not fill the map: keyed by word
- * and frame-pointer stack id and kept while the process lived, the copies of idle words
- * stayed, and once the map was full new words got none. Allocated on use. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TTOP_USTACK_COPIES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ttop_futex_key);
-	__type(value, struct ttop_ustack_copy);
-} ustack_copies SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ttop_ustack_copy);
-} ustack_scratch SEC(".maps");
 
 /* The mmap_lock rows' own stack walks and copies (bpf/contention_mmap.h), kept apart
  * from the futex words': a thread-churning process has a new waiter thread on its
@@ -90,51 +26,6 @@ struct {
 	__uint(value_size, TTOP_STACK_DEPTH * sizeof(__u64));
 } mmap_ustacks_spill SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TTOP_MMAP_USTACK_COPIES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ttop_futex_key);
-	__type(value, struct ttop_ustack_copy);
-} mmap_ustack_copies SEC(".maps");
-
-/* ---------------------------------------------------------------- futex */
-
-static __always_inline __u32 futex_kind(__u32 cmd, __u32 *flags)
-{
-	switch (cmd) {
-	case FUTEX_WAIT:
-		return KIND_WAIT;
-	case FUTEX_WAIT_BITSET:
-		*flags |= TTOP_FUTEX_BITSET;
-		return KIND_WAIT;
-	case FUTEX_LOCK_PI:
-	case FUTEX_LOCK_PI2:
-	case FUTEX_WAIT_REQUEUE_PI:
-		*flags |= TTOP_FUTEX_PI;
-		return KIND_WAIT;
-	case FUTEX_WAKE:
-	case FUTEX_WAKE_OP:
-	case FUTEX_REQUEUE:
-	case FUTEX_CMP_REQUEUE:
-		return KIND_WAKE;
-	case FUTEX_WAKE_BITSET:
-		*flags |= TTOP_FUTEX_BITSET;
-		return KIND_WAKE;
-	case FUTEX_UNLOCK_PI:
-	case FUTEX_CMP_REQUEUE_PI:
-		*flags |= TTOP_FUTEX_PI;
-		return KIND_WAKE;
-	}
-	return KIND_OTHER;
-}
-
-static __always_inline bool is_futex_nr(long id)
-{
-	return id == NR_FUTEX || id == NR_FUTEX_WAITV || id == NR_FUTEX_WAIT ||
-	       id == NR_FUTEX_WAKE || id == NR_FUTEX_REQUEUE;
-}
-
 /* Time for bookkeeping only: an entry's last_ns, which user space compares with windows
  * of a second and more. This is the CLOCK_MONOTONIC time of user space's last read,
  * which it writes here: no clocksource is read. On the VMs we measured,
@@ -143,57 +34,9 @@ static __always_inline bool is_futex_nr(long id)
 volatile __u64 clock_ns;
 
 /* CLOCK_MONOTONIC (bpf_ktime_get_ns's clock) when user space last attached the per-call
- * hooks, and the scheduler ones (contention_sleep.h): state older than that is left
- * from before a switch of the futex view. */
+ * hooks: a call older than that is left from before a switch of the futex view (the
+ * scheduler side's mark is sleeps_since_ns, futex_shared.h). */
 volatile __u64 calls_since_ns;
-volatile __u64 sleeps_since_ns;
-
-/* Whether the syscall-exit tracepoint can read the call's arguments itself (its saved
- * user registers: compat.h): then only a wait needs its entry remembered. */
-static __always_inline bool args_at_exit(void)
-{
-	return have_user_regs();
-}
-
-/* A futex call from its syscall number and a0, a1 and a3, its first, second and fourth
- * arguments. kind KIND_OTHER with uaddr 0: not a futex call. */
-static __always_inline void futex_decode(long id, __u64 a0, __u64 a1, __u64 a3,
-					 struct ttop_futex_call *c)
-{
-	if (id == NR_FUTEX) {
-		__u32 op = (__u32)a1;
-
-		c->uaddr = a0;
-		if (!(op & FUTEX_PRIVATE_FLAG))
-			c->flags |= TTOP_FUTEX_SHARED;
-		c->kind = futex_kind(op & FUTEX_CMD_MASK, &c->flags);
-	} else if (id == NR_FUTEX_WAITV || id == NR_FUTEX_REQUEUE) {
-		/* struct futex_waitv { u64 val; u64 uaddr; u32 flags; u32 reserved; }[]:
-		 * account the call to the first word of the vector. */
-		struct { __u64 val; __u64 uaddr; __u32 flags; __u32 rsvd; } w = {};
-
-		bpf_probe_read_user(&w, sizeof(w), (void *)a0);
-		c->uaddr = w.uaddr;
-		if (!(w.flags & FUTEX_PRIVATE_FLAG))
-			c->flags |= TTOP_FUTEX_SHARED;
-		if (id == NR_FUTEX_WAITV) {
-			c->flags |= TTOP_FUTEX_WAITV;
-			c->kind = KIND_WAIT;
-		} else {
-			c->flags |= TTOP_FUTEX_FUTEX2;
-			c->kind = KIND_WAKE;
-		}
-	} else if (id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE) {
-		/* futex_wait(uaddr, val, mask, flags, ...), futex_wake(uaddr, mask, nr, flags) */
-		__u32 fl = (__u32)a3;
-
-		c->uaddr = a0;
-		c->flags |= TTOP_FUTEX_FUTEX2;
-		if (!(fl & FUTEX_PRIVATE_FLAG))
-			c->flags |= TTOP_FUTEX_SHARED;
-		c->kind = id == NR_FUTEX_WAIT ? KIND_WAIT : KIND_WAKE;
-	}
-}
 
 /* The entry of a futex call, whichever hook saw it. Only a wait is remembered when
  * `lean` (the exit hook reads the arguments itself): a wake or any other call needs
@@ -215,72 +58,6 @@ static __always_inline int futex_enter(long id, __u64 a0, __u64 a1, __u64 a3, bo
 	if (ts)
 		ts->futex = c;
 	return 0;
-}
-
-/* Keep the registers and the top of the user stack with each kept futex stack walk (an
- * entry's first contended wait, then one in 64), replacing the word's previous copy (key
- * tid `id`: 0 for a futex word, the thread for an mmap_lock row): user space unwinds each
- * new copy with the DWARF unwinder and weighs the stacks it finds, so call sites whose
- * frame-pointer walks are one stack id are still told apart. The element is replaced whole (never written in place), so a reader sees one
- * copy or the other, never a mix. The top may be nearer than TTOP_USTACK_BYTES (a main
- * thread's stack ends at the top of its mapping): then a smaller read is tried. */
-__noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 id, bool mmap_row)
-{
-	struct ttop_futex_key k = { .tid = id, .tgid = tgid, .uaddr = uaddr };
-	struct ttop_ustack_copy *c;
-	struct pt_regs *regs;
-	__u32 zero = 0;
-	__u64 sp;
-
-	if (!args_at_exit())
-		return 0;
-	c = bpf_map_lookup_elem(&ustack_scratch, &zero);
-	if (!c)
-		return 0;
-	regs = task_user_regs(current_task());
-	if (!regs)
-		return 0;
-	c->ip = PT_REGS_IP_CORE(regs);
-	sp = PT_REGS_SP_CORE(regs);
-	c->sp = sp;
-	c->bp = PT_REGS_FP_CORE(regs);
-	c->tgid = tgid;
-	if (!bpf_probe_read_user(c->bytes, TTOP_USTACK_BYTES, (void *)sp))
-		c->len = TTOP_USTACK_BYTES;
-	else if (!bpf_probe_read_user(c->bytes, 4096, (void *)sp))
-		c->len = 4096;
-	else if (!bpf_probe_read_user(c->bytes, 1024, (void *)sp))
-		c->len = 1024;
-	else
-		c->len = 0;
-	if (!c->len)
-		return 0;
-	if (mmap_row ? !bpf_map_update_elem(&mmap_ustack_copies, &k, c, BPF_ANY)
-		     : !bpf_map_update_elem(&ustack_copies, &k, c, BPF_ANY))
-		__sync_fetch_and_add(&ustack_stats[1], 1);
-	return 0;
-}
-
-/* The (thread, word) entry of the current thread, created zeroed if missing. */
-static __always_inline struct ttop_futex_stats *futex_entry(__u64 pid_tgid, __u64 uaddr)
-{
-	struct ttop_futex_key key;
-	struct ttop_futex_stats *s;
-
-	key.tid = (__u32)pid_tgid;
-	key.tgid = pid_tgid >> 32;
-	key.uaddr = uaddr;
-	s = bpf_map_lookup_elem(&futexes, &key);
-	if (!s) {
-		struct ttop_futex_stats z = { .ustack = -1 };
-
-		if (!bpf_map_update_elem(&futexes, &key, &z, BPF_NOEXIST))
-			__sync_fetch_and_add(&inserts[TTOP_INS_FUTEXES], 1);
-		s = bpf_map_lookup_elem(&futexes, &key);
-		if (!s)
-			cdrop(CDROP_FUTEXES);
-	}
-	return s;
 }
 
 /* Add a thread's pending counts to its entry for their word, and clear them. */
@@ -348,7 +125,7 @@ static __always_inline void pend_add(struct ttop_thread_state *ts,
 				     const struct ttop_futex_call *c, long ret)
 {
 	struct ttop_futex_pend *p = &ts->pend;
-	__u64 g = tick_gen;
+	__u64 g = contention_gen;
 
 	if (p->calls && (p->uaddr != c->uaddr || p->gen != g))
 		pend_flush(p);
@@ -516,15 +293,6 @@ int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
 			   id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ?
 				   PT_REGS_PARM4_CORE_SYSCALL(regs) : 0,
 			   false);
-}
-
-static __always_inline long syscall_nr(struct pt_regs *regs)
-{
-#if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(regs, orig_ax);
-#else
-	return -1; /* unknown layout: fall back to the per-thread lookup */
-#endif
 }
 
 SEC("raw_tp/sys_exit")

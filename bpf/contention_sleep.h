@@ -1,128 +1,21 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Part of contention.bpf.c (included once, not a shared header): futex waits that slept,
- * seen from the scheduler instead of the futex syscalls. A thread that switches out
- * asleep (not preempted) inside a futex wait syscall is one contended wait: its saved
- * user registers name the syscall and the word. Being woken by a thread inside a futex
- * wake call marks it woken; switching back in ends it (the wait time). No syscall is
- * hooked, so a futex call that does not sleep (a wake, an EAGAIN, the uncontended
- * majority of a lock storm) costs nothing; calls, EAGAINs and wake calls are then not
- * measured. User space loads either these or the syscall hooks (contention_futex.h).
- * The counts go to the same (thread, word) entries. */
+/* Part of contention.bpf.c (included once, not a shared header): the futex waits that
+ * slept (futex_sleep.h), the contention object's programs for them. Its sched_switch
+ * program runs only where the scheduler object's does not count them
+ * (ttop_sched_switch with futex_sleeps_shared); the wake-up program always runs with them. User space loads
+ * either these or the syscall hooks (contention_futex.h). */
 #ifndef TTOP_CONTENTION_SLEEP_H
 #define TTOP_CONTENTION_SLEEP_H
-
-/* The futex call `task` is inside, decoded from its saved user registers (kind
- * KIND_OTHER: none). Its registers hold the syscall's arguments until it returns. */
-static __always_inline void futex_call_of(struct task_struct *task, struct ttop_futex_call *c)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	long id = syscall_nr(regs);
-
-	if (!is_futex_nr(id))
-		return;
-	futex_decode(id, PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
-		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? PT_REGS_PARM4_CORE_SYSCALL(regs) : 0,
-		     c);
-}
-
-/* `prev` (the current task) switches out. */
-static __always_inline void futex_sleep_begin(void *ctx, struct task_struct *prev,
-					      unsigned int prev_state)
-{
-	struct ttop_futex_call c = {};
-	struct ttop_thread_state *ts;
-	struct ttop_futex_stats *s;
-	__u64 pid_tgid, now;
-
-	/* TASK_RUNNING: preempted or yielding, not asleep. */
-	if (prev_state == 0)
-		return;
-	futex_call_of(prev, &c);
-	if (c.kind != KIND_WAIT)
-		return;
-	ts = bpf_task_storage_get(&thread_state, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ts)
-		return;
-	pid_tgid = bpf_get_current_pid_tgid();
-	s = futex_entry(pid_tgid, c.uaddr);
-	if (!s)
-		return;
-	now = bpf_ktime_get_ns();
-	s->contended++;
-	s->flags |= c.flags;
-	s->last_ns = now;
-	ts->fsleep.uaddr = c.uaddr;
-	ts->fsleep.start_ns = now;
-	/* A wake that found it about to wait on another word (that wait returned without
-	 * sleeping) is not this wait's. */
-	if (ts->fsleep.early_uaddr && ts->fsleep.early_uaddr != c.uaddr)
-		ts->fsleep.wakes_seen = ts->fsleep.wakes;
-	ts->fsleep.early_uaddr = 0;
-	/* The sleeper is the current task: its user stack, as futex_account takes one (the
-	 * entry's first contended wait, then one in 64), unless the cost ceiling shed them. */
-	if (!ustacks_off && !ustacks_shed && (s->ustack == -1 || (s->contended & 63) == 0)) {
-		long sid = stackid_or_spill(ctx, &ustacks, &ustacks_spill, BPF_F_USER_STACK);
-
-		if (sid >= 0) {
-			s->ustack = sid;
-			__sync_fetch_and_add(&ustack_stats[0], 1);
-			copy_ustack(pid_tgid >> 32, c.uaddr, 0, false);
-		} else if (s->ustack < 0) {
-			s->ustack = -2; /* refused: next tried with the 64th wait */
-			cdrop(CDROP_STACKS);
-		}
-		__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - now);
-	}
-}
-
-/* `next` switches in: a futex sleep it was in has ended. */
-static __always_inline void futex_sleep_end(struct task_struct *next)
-{
-	struct ttop_thread_state *ts = bpf_task_storage_get(&thread_state, next, 0, 0);
-	struct ttop_futex_stats *s;
-	struct ttop_futex_key key;
-	__u64 now, dur;
-	__u32 wakes, woken;
-
-	if (!ts || !ts->fsleep.start_ns)
-		return;
-	wakes = *(volatile __u32 *)&ts->fsleep.wakes;
-	woken = wakes != ts->fsleep.wakes_seen;
-	ts->fsleep.wakes_seen = wakes;
-	key.tid = BPF_CORE_READ(next, pid);
-	key.tgid = BPF_CORE_READ(next, tgid);
-	key.uaddr = ts->fsleep.uaddr;
-	now = bpf_ktime_get_ns();
-	dur = now > ts->fsleep.start_ns ? now - ts->fsleep.start_ns : 0;
-	/* Asleep since before these programs were last attached: its wait is unknown. */
-	if (ts->fsleep.start_ns < sleeps_since_ns) {
-		ts->fsleep.start_ns = 0;
-		return;
-	}
-	ts->fsleep.start_ns = 0;
-	s = bpf_map_lookup_elem(&futexes, &key);
-	if (!s)
-		return;
-	futex_hist_add(dur);
-	s->wait_ns += dur;
-	max_gen_into(&s->max_wait_ns, &s->max_gen, dur);
-	s->woken += woken;
-	/* Who woke it: named only when another process did (a thread of its own process
-	 * is woken - woken_other, and needs no store). */
-	if (woken && ts->fsleep.waker != key.tgid) {
-		s->woken_other++;
-		s->waker_tgid = ts->fsleep.waker;
-	}
-	s->last_ns = now;
-}
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_futex_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!preempt)
-		futex_sleep_begin(ctx, prev, prev_state);
-	futex_sleep_end(next);
+		futex_sleep_begin(ctx, prev, prev_state, now);
+	futex_sleep_end(next, now);
 	return 0;
 }
 
@@ -131,9 +24,11 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_futex_switch3, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	__u64 now = bpf_ktime_get_ns();
+
 	if (!preempt)
-		futex_sleep_begin(ctx, prev, task_state(prev));
-	futex_sleep_end(next);
+		futex_sleep_begin(ctx, prev, task_state(prev), now);
+	futex_sleep_end(next, now);
 	return 0;
 }
 

@@ -20,6 +20,14 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* The futex waits that slept, counted by the switch program below where the contention
+ * object shares its maps (futex_sleeps_shared); user space creates none of them
+ * otherwise. */
+#define COPY_USTACK_STATIC
+#include "futex_shared.h"
+#include "futex_sleep.h"
+const volatile __u32 futex_sleeps_shared;
+
 #define TASK_RUNNING 0
 #define TASK_DEAD 0x80
 #define PF_EXITING 0x00000004 /* task_struct.flags: set in do_exit before sched_process_exit */
@@ -284,8 +292,9 @@ static __always_inline void on_wakeup_new(bool btf, struct task_struct *p)
 	on_wakeup(btf, p);
 }
 
-static __always_inline void on_switch(bool btf, bool preempt, struct task_struct *prev,
-				      struct task_struct *next, unsigned int prev_state)
+/* Returns the time it read (the switch's one clock read). */
+static __always_inline __u64 on_switch(bool btf, bool preempt, struct task_struct *prev,
+				       struct task_struct *next, unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -382,6 +391,7 @@ static __always_inline void on_switch(bool btf, bool preempt, struct task_struct
 			t->sum_ns = task_runtime(btf, next);
 		}
 	}
+	return now;
 }
 
 static __always_inline void on_migrate(bool btf, struct task_struct *p, int dest_cpu)
@@ -517,11 +527,28 @@ int BPF_PROG(ttop_sched_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
+/* `prev` leaves its CPU for `next` at `now`, in `prev_state`: the futex waits that
+ * slept, with the switch's own clock read. Only where the contention object shares its
+ * maps (futex_sleeps_shared, set at load; the verifier drops this code otherwise), and
+ * while futex_sleeps_on (off while the futex view hooks every call instead). */
+static __always_inline void futex_side(void *ctx, bool preempt, struct task_struct *prev,
+				       struct task_struct *next, unsigned int prev_state,
+				       __u64 now)
+{
+	if (!futex_sleeps_shared || !futex_sleeps_on)
+		return;
+	if (!preempt)
+		futex_sleep_begin(ctx, prev, prev_state, now);
+	futex_sleep_end(next, now);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	on_switch(true, preempt, prev, next, prev_state);
+	__u64 now = on_switch(true, preempt, prev, next, prev_state);
+
+	futex_side(ctx, preempt, prev, next, prev_state, now);
 	return 0;
 }
 
@@ -530,7 +557,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_sched_switch3, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	on_switch(true, preempt, prev, next, switch_state(preempt, prev));
+	unsigned int state = switch_state(preempt, prev);
+	__u64 now = on_switch(true, preempt, prev, next, state);
+
+	futex_side(ctx, preempt, prev, next, state, now);
 	return 0;
 }
 

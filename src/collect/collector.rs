@@ -141,10 +141,14 @@ fn load_all(
 ) {
     let panicked = |what: &str| format!("eBPF {what} probes: the loading thread panicked");
     let facts = crate::collect::bpf::kernel::facts();
+    // The contention object offers its futex maps to the scheduler object, whose switch
+    // program then counts the futex waits that slept too (futex_share.rs).
+    let (offer, take) = crate::collect::futex_share::link();
     std::thread::scope(|scope| {
         let irq = scope.spawn(|| IrqCollector::load(facts));
-        let contention = scope.spawn(move || ContentionCollector::load(facts, futex, on_demand));
-        let sched = SchedCollector::load(facts);
+        let contention =
+            scope.spawn(move || ContentionCollector::load(facts, futex, on_demand, offer));
+        let sched = SchedCollector::load(facts, Some(take));
         (
             sched,
             irq.join().unwrap_or_else(|_| Err(panicked("IPI"))),
@@ -363,7 +367,8 @@ impl Collector {
         let cgroups = self.cgroups.as_mut().map(|c| c.read_all());
         // ttop's own cost first: its BPF statistics window opens and closes just before
         // /proc/stat is read, so a window spans one frame's interval.
-        let own = self.own.read(mono_ns());
+        let walks = self.contention.as_mut().map(|c| c.user_walk_ns());
+        let own = self.own.read(mono_ns(), walks);
         if let (Some(c), Some(shed)) = (self.contention.as_mut(), own.shed.as_ref()) {
             c.shed(shed);
         }

@@ -11,6 +11,7 @@ pub mod collector;
 pub mod config;
 pub mod contention;
 pub mod filter;
+pub mod futex_share;
 pub mod irq;
 pub mod overrides;
 pub mod own;

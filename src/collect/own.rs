@@ -15,7 +15,7 @@ use std::os::fd::OwnedFd;
 
 use super::bpf::stats::{self, ProgStat};
 use crate::model::own::{BpfWindow, OwnSample, ProgRun};
-use crate::model::shed::Ceiling;
+use crate::model::shed::{Ceiling, WindowCosts};
 
 /// How long a statistics window lasts (at least; it closes at the first tick after)
 /// and how often one opens.
@@ -30,6 +30,8 @@ struct Open {
     start_mono_ns: u64,
     ids: Vec<u32>,
     at_start: BTreeMap<u32, ProgStat>,
+    /// The futex user stack walks' ns when it opened.
+    walk_at_start: u64,
 }
 
 /// Reads ttop's own CPU and memory each tick, and its programs' cost in windows.
@@ -60,9 +62,11 @@ impl OwnMeter {
     }
 
     /// This tick's figures; opens or closes a statistics window when it is time.
-    pub fn read(&mut self, mono_ns: u64) -> OwnSample {
+    /// `user_walk_ns`: the futex user stack walks' ns so far, as the programs measured
+    /// them (None without the contention probes).
+    pub fn read(&mut self, mono_ns: u64, user_walk_ns: Option<u64>) -> OwnSample {
         if self.bpf {
-            self.step_window(mono_ns);
+            self.step_window(mono_ns, user_walk_ns.unwrap_or(0));
         }
         OwnSample {
             cpu_ns: process_cpu_ns(),
@@ -73,7 +77,7 @@ impl OwnMeter {
         }
     }
 
-    fn step_window(&mut self, mono_ns: u64) {
+    fn step_window(&mut self, mono_ns: u64, walk_ns: u64) {
         if let Some(o) = &self.open {
             // A tick early by a few ms still closes it: else a 1 s window waits a whole tick more.
             if mono_ns.saturating_sub(o.tick_mono_ns) < WINDOW_NS * 9 / 10 {
@@ -96,10 +100,14 @@ impl OwnMeter {
                 window_ns: end_ns.saturating_sub(o.start_mono_ns).max(1),
                 progs,
             };
+            let costs = WindowCosts {
+                progs: w.progs.clone(),
+                user_walk_ns: walk_ns.saturating_sub(o.walk_at_start),
+            };
             let stepped = self
                 .ceiling
                 .as_mut()
-                .is_some_and(|c| c.judge(&w.progs, w.window_ns, end_ns));
+                .is_some_and(|c| c.judge(&costs, w.window_ns, end_ns));
             self.last = Some(w);
             // Dropping the fd turns the statistics off (unless another holder keeps them).
             self.open = None;
@@ -125,6 +133,7 @@ impl OwnMeter {
                     start_mono_ns: crate::util::mono_ns(),
                     ids,
                     at_start,
+                    walk_at_start: walk_ns,
                 });
             }
             Err(e) => {

@@ -41,16 +41,28 @@ pub enum Part {
     UserStacks,
 }
 
+/// One statistics window's costs, as the ceiling judges them.
+#[derive(Debug, Clone, Default)]
+pub struct WindowCosts {
+    /// Each program's run time over the window.
+    pub progs: Vec<ProgRun>,
+    /// What the futex user stack walks and copies took over the window, as the programs
+    /// measured them around the walks (bpf/futex_shared.h `ustack_stats[2]`): they run
+    /// inside the scheduler's switch program, whose run time is mostly the scheduler's.
+    pub user_walk_ns: u64,
+}
+
 impl Part {
-    /// Whether program `name` does this part's work.
-    fn runs_in(self, name: &str) -> bool {
+    /// What this part's work cost over the window, ns.
+    fn cost_ns(self, w: &WindowCosts) -> u64 {
         match self {
-            Part::KernelStacks => name == "ttop_contention_begin",
-            Part::UserStacks => {
-                name.starts_with("ttop_futex_switch")
-                    || name == "ttop_futex_exit"
-                    || name == "ttop_sys_exit"
-            }
+            Part::KernelStacks => w
+                .progs
+                .iter()
+                .filter(|r| r.name == "ttop_contention_begin")
+                .map(|r| r.run_time_ns)
+                .sum(),
+            Part::UserStacks => w.user_walk_ns,
         }
     }
 }
@@ -180,19 +192,13 @@ impl Ceiling {
 
     /// Judge one statistics window (`progs` over `window_ns`, ended at `mono_ns`);
     /// true when what is shed changed.
-    pub fn judge(&mut self, progs: &[ProgRun], window_ns: u64, mono_ns: u64) -> bool {
+    pub fn judge(&mut self, w: &WindowCosts, window_ns: u64, mono_ns: u64) -> bool {
         let pct = |ns: u64| 100.0 * ns as f64 / window_ns.max(1) as f64;
-        let total = pct(progs.iter().map(|p| p.run_time_ns).sum());
+        let total = pct(w.progs.iter().map(|p| p.run_time_ns).sum());
         self.decided_at_pct = total;
         if total > self.budget_pct {
             self.calm_windows = 0;
-            let part_pct = |p: Part| {
-                pct(progs
-                    .iter()
-                    .filter(|r| p.runs_in(&r.name))
-                    .map(|r| r.run_time_ns)
-                    .sum())
-            };
+            let part_pct = |p: Part| pct(p.cost_ns(w));
             let next = [Part::KernelStacks, Part::UserStacks]
                 .into_iter()
                 .find(|p| self.can_shed(*p) && part_pct(*p) >= self.budget_pct / 4.0);

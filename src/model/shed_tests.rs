@@ -4,14 +4,14 @@ use super::*;
 
 const S: u64 = 1_000_000_000;
 
-/// A one-second window where contention_begin, futex_switch and sched_switch ran for
-/// these shares of one CPU (%).
-fn window(begin: f64, futex: f64, sched: f64) -> Vec<ProgRun> {
+/// A one-second window where contention_begin ran for `begin`, the futex user stack
+/// walks for `walks` and sched_switch (which the walks run in) for `sched` + `walks`
+/// shares of one CPU (%).
+fn window(begin: f64, walks: f64, sched: f64) -> WindowCosts {
     let ns = |pct: f64| (pct / 100.0 * S as f64) as u64;
-    [
+    let progs = [
         ("ttop_contention_begin", begin),
-        ("ttop_futex_switch", futex),
-        ("ttop_sched_switch", sched),
+        ("ttop_sched_switch", sched + walks),
     ]
     .into_iter()
     .map(|(name, pct)| ProgRun {
@@ -19,7 +19,11 @@ fn window(begin: f64, futex: f64, sched: f64) -> Vec<ProgRun> {
         run_time_ns: ns(pct),
         run_cnt: 1000,
     })
-    .collect()
+    .collect();
+    WindowCosts {
+        progs,
+        user_walk_ns: ns(walks),
+    }
 }
 
 #[test]
@@ -125,11 +129,14 @@ fn gives_back_last_step_first_after_calm_windows() {
 fn window_length_scales_the_share() {
     // 60 ms of run time over a 2 s window is 3%: at the budget, not over it.
     let mut c = Ceiling::new(Some(3.0)).unwrap();
-    let progs = vec![ProgRun {
-        name: "ttop_contention_begin".into(),
-        run_time_ns: 60_000_000,
-        run_cnt: 1,
-    }];
-    assert!(!c.judge(&progs, 2 * S, 1));
-    assert!(c.judge(&progs, S, 2));
+    let w = WindowCosts {
+        progs: vec![ProgRun {
+            name: "ttop_contention_begin".into(),
+            run_time_ns: 60_000_000,
+            run_cnt: 1,
+        }],
+        user_walk_ns: 0,
+    };
+    assert!(!c.judge(&w, 2 * S, 1));
+    assert!(c.judge(&w, S, 2));
 }

@@ -111,12 +111,14 @@ impl Drop for ContentionCollector {
 }
 
 impl ContentionCollector {
-    fn data(&mut self) -> &mut types::data {
+    /// The knobs and counters shared with the scheduler object's switch program
+    /// (.data.fshare, bpf/futex_shared.h).
+    fn fshare(&mut self) -> &mut types::data_fshare {
         self.skel
             .maps
-            .data_data
+            .data_fshare_data
             .as_deref_mut()
-            .expect(".data is mmapped")
+            .expect(".data.fshare is mmapped")
     }
 
     /// The futex wait histogram summed over CPUs, and its total ns (empty if unread).
@@ -163,17 +165,37 @@ impl ContentionCollector {
         }
         // State older than this is from before the switch (see calls_since_ns).
         let now = crate::util::mono_ns();
-        let bss = self.bss();
-        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
-        unsafe {
-            if on {
-                std::ptr::write_volatile(&mut bss.calls_since_ns, now);
-            } else {
-                std::ptr::write_volatile(&mut bss.sleeps_since_ns, now);
-            }
+        // SAFETY (both blocks): a live &mut into an mmapped section that BPF programs
+        // read concurrently.
+        if on {
+            // The scheduler's switch program stops first: no wait is counted twice.
+            self.set_sched_counts(false);
+            let bss = self.bss();
+            unsafe { std::ptr::write_volatile(&mut bss.calls_since_ns, now) };
+        } else {
+            let fshare = self.fshare();
+            unsafe { std::ptr::write_volatile(&mut fshare.sleeps_since_ns, now) };
         }
         // The futex2 syscalls' problems were said at start.
-        self.futex.switch(&self.skel, on, &mut Vec::new())
+        let r = self.futex.switch(&self.skel, on, &mut Vec::new());
+        self.set_sched_counts(self.futex.sched_counts());
+        r
+    }
+
+    /// Have the scheduler object's switch program count the futex waits that slept, or
+    /// not (futex_sleeps_on, bpf/futex_shared.h).
+    pub(super) fn set_sched_counts(&mut self, on: bool) {
+        let fshare = self.fshare();
+        // SAFETY: a live &mut into the mmapped .data.fshare that BPF programs read.
+        unsafe { std::ptr::write_volatile(&mut fshare.futex_sleeps_on, u32::from(on)) };
+    }
+
+    /// The ns the futex user stack walks and copies have taken since load, as the
+    /// programs measured them (for the ceiling on ttop's own cost).
+    pub fn user_walk_ns(&mut self) -> u64 {
+        let fshare = self.fshare();
+        // SAFETY: a read of the mmapped .data.fshare that BPF programs write.
+        unsafe { std::ptr::read_volatile(&fshare.ustack_stats[2]) }
     }
 
     /// Apply what the ceiling on ttop's own cost has shed (model/shed.rs) to the
@@ -182,13 +204,16 @@ impl ContentionCollector {
         let k = shed.bpf_kstack_shed();
         let u = u32::from(shed.user_stacks_off);
         let bss = self.bss();
-        // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
+        // SAFETY (both): a live &mut into an mmapped section that BPF programs read.
         unsafe {
             if bss.kstack_shed != k {
                 std::ptr::write_volatile(&mut bss.kstack_shed, k);
             }
-            if bss.ustacks_shed != u {
-                std::ptr::write_volatile(&mut bss.ustacks_shed, u);
+        }
+        let fshare = self.fshare();
+        unsafe {
+            if fshare.ustacks_shed != u {
+                std::ptr::write_volatile(&mut fshare.ustacks_shed, u);
             }
         }
     }
@@ -267,7 +292,7 @@ impl ContentionCollector {
         self.last_read_ns = mono_ns;
         let window = IDLE_NS.max(gap.saturating_mul(3));
         let fresh = |last: u64| last.saturating_add(window) >= mono_ns;
-        let tick_gen = self.data().tick_gen;
+        let tick_gen = self.fshare().contention_gen;
         let bss = self.bss();
         // SAFETY: as in load().
         unsafe { std::ptr::write_volatile(&mut bss.clock_ns, mono_ns) };
@@ -280,7 +305,9 @@ impl ContentionCollector {
             mmap_ok: self.mmap_ok,
             ..Default::default()
         };
-        let ins = self.bss().inserts;
+        let mut ins = self.bss().inserts;
+        // The futex entries' inserts are counted where the scheduler side counts them too.
+        ins[0] = self.fshare().futex_inserts;
         // Kernel stack ids may be freed at this read: the lock stacks' cache checks its
         // ids again before it answers (see stack_ids.rs).
         if self.stack_ids[0].freeing_next() {
@@ -435,11 +462,12 @@ impl ContentionCollector {
             (out.futex_wait_hist, out.futex_wait_hist_ns) = self.futex_wait_hist();
         }
         let unnamed_kstacks = self.unnamed_kstacks;
+        let fshare = self.fshare();
+        out.user_frames.walks = fshare.ustack_stats[0];
+        out.user_frames.copies = fshare.ustack_stats[1];
+        out.user_frames.kept_ns = fshare.ustack_stats[2];
+        let d = fshare.cdrops;
         let bss = self.bss();
-        out.user_frames.walks = bss.ustack_stats[0];
-        out.user_frames.copies = bss.ustack_stats[1];
-        out.user_frames.kept_ns = bss.ustack_stats[2];
-        let d = bss.cdrops;
         out.drops = ContentionDrops {
             futexes: d[0],
             futex_threads: d[1],
@@ -457,9 +485,9 @@ impl ContentionCollector {
             spilled: k[3],
             shed: k[4],
         };
-        let data = self.data();
+        let fshare = self.fshare();
         // SAFETY: as in load(); starts a new interval for the max trackers.
-        unsafe { std::ptr::write_volatile(&mut data.tick_gen, tick_gen + 1) };
+        unsafe { std::ptr::write_volatile(&mut fshare.contention_gen, tick_gen + 1) };
         out
     }
 }

@@ -1,6 +1,7 @@
 //! Which futex programs of the contention object run, and switching between them while
-//! ttop runs: by default the two scheduler programs count the waits that slept
-//! (bpf/contention_sleep.h); the dashboard's futex view, while it is open, has every
+//! ttop runs: by default the scheduler programs count the waits that slept
+//! (bpf/futex_sleep.h: the scheduler object's switch program where it shares the maps,
+//! futex_share.rs, else this object's own, and this object's wake-up program); the dashboard's futex view, while it is open, has every
 //! futex call hooked (bpf/contention_futex.h) so that its call, EAGAIN and wake columns
 //! are measured; --futex-calls, -p and --comm hook every call from the start.
 
@@ -35,6 +36,10 @@ pub struct FutexLinks {
     /// Reads since the programs of `mode` were attached: after a switch, the first one's
     /// interval was partly measured by the others.
     calls_reads: u32,
+    /// The scheduler object's switch program counts the waits that slept (one program
+    /// per context switch, futex_share.rs): this object's own switch program is not
+    /// attached, only its wake-up one.
+    switch_in_sched: bool,
 }
 
 impl FutexLinks {
@@ -67,7 +72,24 @@ impl FutexLinks {
             tps,
             links: Vec::new(),
             calls_reads: 0,
+            switch_in_sched: false,
         }
+    }
+
+    /// Whether the scheduler object's switch program counts the waits that slept (before
+    /// `attach`).
+    pub fn set_switch_in_sched(&mut self, yes: bool) {
+        self.switch_in_sched = yes;
+    }
+
+    /// Whether the scheduler object's switch program counts the waits that slept.
+    pub fn switch_in_sched(&self) -> bool {
+        self.switch_in_sched
+    }
+
+    /// Whether the scheduler object's switch program is to count the waits now.
+    pub fn sched_counts(&self) -> bool {
+        self.mode == FutexHooks::Sleeps && self.switch_in_sched
     }
 
     /// Attach the programs of `self.mode`; Err is the user-facing reason the futex view
@@ -79,7 +101,7 @@ impl FutexLinks {
     ) -> Result<(), String> {
         let r = match self.mode {
             FutexHooks::Off => return Ok(()),
-            FutexHooks::Sleeps => attach_sleeps(skel),
+            FutexHooks::Sleeps => attach_sleeps(skel, self.switch_in_sched),
             FutexHooks::Calls => attach_calls(skel, &self.tps, problems),
         };
         match r {
@@ -188,20 +210,20 @@ pub fn group(
     Ok(got)
 }
 
-fn attach_sleeps(skel: &ContentionSkel<'_>) -> Result<Vec<Link>, String> {
+/// The wake-up program, and the switch program unless the scheduler object's counts
+/// (`in_sched`).
+fn attach_sleeps(skel: &ContentionSkel<'_>, in_sched: bool) -> Result<Vec<Link>, String> {
     let p = &skel.progs;
-    let switch = if p.ttop_futex_switch3.autoload() {
-        &p.ttop_futex_switch3
-    } else {
-        &p.ttop_futex_switch
-    };
-    group(
-        "futex view",
-        vec![
-            ("sched:sched_switch".into(), switch.attach()),
-            ("sched:sched_waking".into(), p.ttop_futex_wakeup.attach()),
-        ],
-    )
+    let mut tries = vec![("sched:sched_waking".into(), p.ttop_futex_wakeup.attach())];
+    if !in_sched {
+        let switch = if p.ttop_futex_switch3.autoload() {
+            &p.ttop_futex_switch3
+        } else {
+            &p.ttop_futex_switch
+        };
+        tries.insert(0, ("sched:sched_switch".into(), switch.attach()));
+    }
+    group("futex view", tries)
 }
 
 fn attach_calls(
@@ -268,6 +290,7 @@ mod tests {
             tps: Err("test".into()),
             links: Vec::new(),
             calls_reads: 0,
+            switch_in_sched: false,
         }
     }
 

@@ -15,6 +15,7 @@ use super::{ContentionCollector, FutexTotals};
 use crate::collect::bpf::common::{autoload_off, load_degrading};
 use crate::collect::bpf::kernel::KernelFacts;
 use crate::collect::bpf::tracefs;
+use crate::collect::futex_share::{Offer, SharedMaps};
 use crate::collect::stacks::kallsyms;
 use crate::collect::stacks::symbols::Symbolizer;
 use crate::collect::stacks::unwind::DwarfUnwinder;
@@ -74,10 +75,14 @@ fn contention_features(
         Ok(_) => "tracepoint/syscalls:sys_enter_futex, sys_exit_futex",
         Err(_) => "raw_tp/raw_syscalls:sys_enter, sys_exit",
     };
-    let sleeps_hook = if facts.tp_args("sched_switch") == Some(3) {
-        "tp_btf/sched_switch (3 arguments), sched_waking"
-    } else {
-        "tp_btf/sched_switch, sched_waking"
+    let sleeps_hook = match (
+        facts.tp_args("sched_switch") == Some(3),
+        futex.switch_in_sched(),
+    ) {
+        (true, true) => "tp_btf/sched_switch (3 arguments, the scheduler's program), sched_waking",
+        (true, false) => "tp_btf/sched_switch (3 arguments), sched_waking",
+        (false, true) => "tp_btf/sched_switch (the scheduler's program), sched_waking",
+        (false, false) => "tp_btf/sched_switch, sched_waking",
     };
     let mut out = Vec::new();
     let off = |id: &str, note: &str| Feature::new(id, Status::Off, "", note);
@@ -189,9 +194,17 @@ impl ContentionCollector {
     /// cannot run the scheduler-side futex programs (before 5.15: no bpf_task_pt_regs;
     /// or they fail to load or attach) gets the syscall hooks instead, with a problem
     /// saying so. Err is a one-line, user-facing reason.
-    pub fn load(facts: &KernelFacts, futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
+    /// `offer`: the futex maps are offered to the scheduler object through it
+    /// (futex_share.rs), whose switch program then counts the waits that slept.
+    pub fn load(
+        facts: &KernelFacts,
+        futex: FutexHooks,
+        on_demand: bool,
+        mut offer: Offer,
+    ) -> Result<Self, String> {
         if futex != FutexHooks::Sleeps {
-            return Self::load_with(facts, futex, false);
+            offer.send(None);
+            return Self::load_with(facts, futex, false, None);
         }
         // TTOP_FUTEX_NO_SLEEPS=1 takes the fallback as such a kernel would (for tests).
         let why = if crate::collect::overrides::overrides().futex_no_sleeps {
@@ -199,14 +212,15 @@ impl ContentionCollector {
         } else if let Some(lack) = sleeps_lack(facts) {
             lack
         } else {
-            match Self::load_with(facts, futex, on_demand) {
+            match Self::load_with(facts, futex, on_demand, Some(&mut offer)) {
                 Ok(c) if c.futex.mode == FutexHooks::Sleeps => return Ok(c),
                 // Loaded, but the two scheduler programs did not attach: the problem says why.
                 Ok(c) => c.problems.join("; "),
                 Err(why) => why,
             }
         };
-        let mut c = Self::load_with(facts, FutexHooks::Calls, false)?;
+        offer.send(None);
+        let mut c = Self::load_with(facts, FutexHooks::Calls, false, None)?;
         let note = format!(
             "counted from the futex syscalls' hooks, a cost on every futex call: the \
              scheduler-side futex probes did not run ({why})"
@@ -220,7 +234,13 @@ impl ContentionCollector {
 
     /// `on_demand`: with FutexHooks::Sleeps, load the per-call programs too, for
     /// `set_futex_calls` (the dashboard's futex view).
-    fn load_with(facts: &KernelFacts, futex: FutexHooks, on_demand: bool) -> Result<Self, String> {
+    /// `offer` (with FutexHooks::Sleeps): share the futex maps with the scheduler object.
+    fn load_with(
+        facts: &KernelFacts,
+        futex: FutexHooks,
+        on_demand: bool,
+        mut offer: Option<&mut Offer>,
+    ) -> Result<Self, String> {
         let no_futex = futex == FutexHooks::Off;
         let sleeps = futex == FutexHooks::Sleeps;
         let mut problems = Vec::new();
@@ -271,6 +291,9 @@ impl ContentionCollector {
         let mmap_tp = MMAP_TPS.iter().all(|t| facts.has_tp(t));
         let switch3 = facts.tp_args("sched_switch") == Some(3);
         let mut futex_links = None;
+        // Created by the first attempt, and the same maps in every later one: the
+        // scheduler object has them.
+        let mut shared: Option<SharedMaps> = None;
         let (skel, left_out) = load_degrading("eBPF contention probes: load", 8, |off| {
             // Leaked once per attempt, as in SchedCollector::load.
             let obj: &'static mut MaybeUninit<OpenObject> =
@@ -323,9 +346,23 @@ impl ContentionCollector {
                 switch3,
             ));
             autoload_off(open.open_object_mut(), off);
+            if let Some(o) = offer.as_deref_mut() {
+                match &shared {
+                    Some(m) => m.reuse_in(open.open_object_mut())?,
+                    // A failed prepare fails the load the same way, with the reason.
+                    None => {
+                        if let Ok(m) = SharedMaps::prepare(open.open_object_mut()) {
+                            o.send(m.try_clone().ok());
+                            shared = Some(m);
+                        }
+                    }
+                }
+            }
             open.load()
         })?;
         let mut futex_links = futex_links.expect("chosen before the load");
+        // The scheduler object answers once its own programs are attached.
+        futex_links.set_switch_in_sched(offer.is_some_and(|o| o.sched_counts()));
         for l in &left_out {
             problems.push(format!(
                 "probe {}: the kernel's verifier rejected it ({})",
@@ -421,6 +458,7 @@ impl ContentionCollector {
         let bss = c.bss();
         // SAFETY: a live &mut into the mmapped .bss that BPF programs read concurrently.
         unsafe { std::ptr::write_volatile(&mut bss.lock_tp_ok, lock_tp) };
+        c.set_sched_counts(c.futex.sched_counts());
         Ok(c)
     }
 }

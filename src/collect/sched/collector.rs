@@ -12,6 +12,7 @@ use crate::collect::bpf::common::{
 };
 use crate::collect::bpf::kernel::KernelFacts;
 use crate::collect::bpf::map_read;
+use crate::collect::futex_share::{self, SharedMaps, Take};
 use crate::collect::sched::dirty::{Dirty, DirtyTids};
 use crate::model::features::Feature;
 use crate::model::latency::{self, LatStats, LatencySample};
@@ -61,7 +62,9 @@ pub struct SchedCollector {
 
 impl SchedCollector {
     /// Open, load and attach. Err is a one-line, user-facing reason.
-    pub fn load(facts: &KernelFacts) -> Result<Self, String> {
+    /// `take`: the contention object's offer of its futex maps (futex_share.rs); the
+    /// answer says whether the switch program counts the futex waits that slept.
+    pub fn load(facts: &KernelFacts, mut take: Option<Take>) -> Result<Self, String> {
         let ncpus = libbpf_rs::num_possible_cpus().map_err(|e| e.to_string())? as u32;
         // tp_btf programs read the kernel's structs with plain loads, raw_tp ones with a
         // helper call per field; a kernel without BTF gets the raw_tp copies of the same
@@ -69,7 +72,21 @@ impl SchedCollector {
         // TTOP_SCHED_RAW_TP=1 loads the raw_tp copies here too (tests use it to check the
         // fallback on a kernel that has tp_btf).
         let btf = facts.btf && !crate::collect::overrides::overrides().sched_raw_tp;
-        let (mut skel, left_out) = Self::open_load(facts, btf)?;
+        // The futex side needs tp_btf (task storage, the saved registers), as the
+        // contention object's own switch program does.
+        let shared = take.as_ref().and_then(Take::maps).filter(|_| btf);
+        let (mut skel, mut left_out) = Self::open_load(facts, btf, shared.as_ref())?;
+        let switch_rejected = |l: &[LeftOut]| {
+            l.iter()
+                .any(|l| l.prog == "ttop_sched_switch" || l.prog == "ttop_sched_switch3")
+        };
+        let mut counts_futex = shared.is_some();
+        if counts_futex && switch_rejected(&left_out) {
+            // The verifier took the switch program without the futex side before: the
+            // contention object counts the waits with its own program.
+            (skel, left_out) = Self::open_load(facts, btf, None)?;
+            counts_futex = false;
+        }
         let mut links = Vec::new();
         let mut problems: Vec<String> = left_out
             .iter()
@@ -137,6 +154,10 @@ impl SchedCollector {
             "task_rename",
             &[&progs.ttop_task_rename, &progs.ttop_raw_task_rename],
         );
+        counts_futex &= !problems.iter().any(|p| p.starts_with("probe sched_switch"));
+        if let Some(t) = take.as_mut() {
+            t.answer(counts_futex);
+        }
         // Skipping unchanged threads needs every event that can change one.
         let dirty = problems
             .is_empty()
@@ -203,9 +224,12 @@ impl SchedCollector {
     /// Open and load either the tp_btf programs (`btf`) or their raw_tp copies, leaving
     /// out what this kernel lacks: sched_switch without prev_state (before 5.18) gets the
     /// 3-argument program; a program the verifier rejects anyway is left out alone.
+    /// `shared`: the contention object's futex maps, for the switch program's futex side
+    /// (without them the scheduler object creates none of them).
     fn open_load(
         facts: &KernelFacts,
         btf: bool,
+        shared: Option<&SharedMaps>,
     ) -> Result<(SchedSkel<'static>, Vec<LeftOut>), String> {
         let switch3 = facts.tp_args("sched_switch") == Some(3);
         // One byte per possible thread id; a kernel that cannot mmap an array gets
@@ -258,6 +282,14 @@ impl SchedCollector {
                         m.set_max_entries(1)?;
                     }
                 }
+            }
+            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.futex_sleeps_shared = u32::from(shared.is_some());
+                ro.ustacks_off = u32::from(crate::collect::overrides::overrides().ustacks_off);
+            }
+            match shared {
+                Some(m) => m.reuse_in(open.open_object_mut())?,
+                None => futex_share::not_created(open.open_object_mut())?,
             }
             autoload_off(open.open_object_mut(), off);
             open.load()
