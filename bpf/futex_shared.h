@@ -370,13 +370,9 @@ static __always_inline long syscall_nr(struct pt_regs *regs)
  * frame-pointer walks are one stack id are still told apart. The element is replaced whole (never written in place), so a reader sees one
  * copy or the other, never a mix. The top may be nearer than TTOP_USTACK_BYTES (a main
  * thread's stack ends at the top of its mapping): then a smaller read is tried. */
-/* A global function in the contention object (verified once, whatever calls it); static
- * in the scheduler object (COPY_USTACK_STATIC), where it is verified only from the switch
- * program's futex side, so that a kernel on which that side is dead code (the maps not
- * created) never verifies it: a global function is verified even when nothing reaches it. */
-#ifdef COPY_USTACK_STATIC
-static
-#endif
+/* A global function: verified once, whatever calls it, and verified even where only dead
+ * code calls it (the scheduler object when it shares nothing: user space still creates
+ * the maps it uses there, src/collect/futex_share.rs). */
 __noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 id, bool mmap_row)
 {
 	struct ttop_futex_key k = { .tid = id, .tgid = tgid, .uaddr = uaddr };

@@ -23,7 +23,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* The futex waits that slept, counted by the switch program below where the contention
  * object shares its maps (futex_sleeps_shared); user space creates none of them
  * otherwise. */
-#define COPY_USTACK_STATIC
 #include "futex_shared.h"
 #include "futex_sleep.h"
 const volatile __u32 futex_sleeps_shared;

@@ -85,11 +85,23 @@ impl SharedMaps {
     }
 }
 
-/// Create none of the shared maps in `obj` (the scheduler object, not counting futex
-/// waits: its switch program's futex code is then dead, and the verifier drops it).
+/// What copy_ustack (bpf/futex_shared.h) uses: a global function, verified on its own
+/// even where only dead code calls it, so these small maps (empty hashes allocated on
+/// use, one per-CPU slot, the counters) are created even when nothing is shared.
+const COPY_USTACK_MAPS: [&str; 4] = [
+    "ustack_scratch",
+    "ustack_copies",
+    "mmap_ustack_copies",
+    ".data.fshare",
+];
+
+/// Create none of the other shared maps in `obj` (the scheduler object, not counting
+/// futex waits: its switch program's futex code is then dead, and the verifier drops
+/// it; the stack maps alone would take megabytes).
 pub fn not_created(obj: &mut OpenObject) -> Result<(), libbpf_rs::Error> {
     for mut m in obj.maps_mut() {
-        if MAPS.iter().any(|n| m.name().to_str() == Some(n)) {
+        let name = m.name().to_str().unwrap_or("");
+        if MAPS.contains(&name) && !COPY_USTACK_MAPS.contains(&name) {
             m.set_autocreate(false)?;
         }
     }
