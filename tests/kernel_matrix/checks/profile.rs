@@ -14,7 +14,11 @@ fn profile_shares_come_out_3_to_1() {
         return;
     }
     let _g = kernel_lock();
-    let secs = if in_vm() { 8 } else { 4 };
+    // Samples enough that ±5 points is several standard deviations of the count alone:
+    // at 99 Hz, 4 s gave about 400 (sigma 2.2 points, so about one run in 50 fails on
+    // chance: a fresh-clone run of 2026-11-28 did); 499 Hz gives about 2,000 (sigma 1).
+    // Under TCG, 8 s at 99 Hz: about 800 (sigma 1.5).
+    let (secs, hz) = if in_vm() { (8, "99") } else { (4, "499") };
     let mut w = spawn_workload("burn31", &["1", &(secs + 4).to_string()]);
     let pid = pid_of(&mut w);
     let out = std::process::Command::new(ttop_bin())
@@ -24,6 +28,8 @@ fn profile_shares_come_out_3_to_1() {
             &pid.to_string(),
             "--duration",
             &secs.to_string(),
+            "-F",
+            hz,
         ])
         .output()
         .expect("run ttop profile");
