@@ -166,8 +166,3 @@ pub fn link() -> (Offer, Take) {
         },
     )
 }
-
-/// Nothing to share with (a collector loaded on its own: tests, `ttop probe`).
-pub fn alone() -> Offer {
-    link().0
-}

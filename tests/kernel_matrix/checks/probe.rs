@@ -99,6 +99,12 @@ fn probe_reports_what_this_kernel_has() {
         "{:?}",
         feats.get("futex_waits")
     );
+    // ... and, where they run, from the scheduler's own switch program (one program per
+    // context switch), not the contention object's fallback one.
+    if regs {
+        let hook = &feats["futex_waits"].1;
+        assert!(hook.contains("the scheduler's program"), "{hook}");
+    }
     let problems: Vec<&str> = v["problems"]
         .as_array()
         .unwrap()
