@@ -178,7 +178,10 @@ fn prometheus_sees_counters_findings_and_bounded_series() {
 
     // The workload counts itself: it waits 1.5 s (so the --comm filter has it), then
     // creates and joins threads four at a time.
-    let churn = spawn_workload("churn", &["20000", "4", "100", "1500"]);
+    // 60,000 threads: 4-7 s of churn here. A finding must hold three intervals, or two
+    // that together last 3 s; 20,000 threads (1.5-2 s) once left it unshown in CI,
+    // where ttop's ticks stretch (a burst that short is not a pattern, by design).
+    let churn = spawn_workload("churn", &["60000", "4", "100", "1500"]);
     // Beside it, 300 short processes under 60 names (a symlink's name is the comm).
     let names: Vec<PathBuf> = (0..60)
         .map(|i| {
@@ -193,6 +196,7 @@ fn prometheus_sees_counters_findings_and_bounded_series() {
     let out = churn.wait_with_output().unwrap();
     let kv = parse_kv(&String::from_utf8_lossy(&out.stdout));
     let created: f64 = kv["created"].parse().unwrap();
+    eprintln!("churn: {created} threads in {} s", kv["secs"]);
     // Let the last intervals be collected and scraped.
     std::thread::sleep(Duration::from_secs(4));
 
