@@ -38,12 +38,13 @@ fn matrix(series: &'static str) {
     }
     let exe = std::env::current_exe().unwrap();
     // The log goes to the guest's tmpfs and is copied out at the end (a 9p write must
-    // not be what a check waits on); the console shows each check as it begins, so a
-    // guest that hangs still says where.
+    // not be what a check waits on); the console shows each check as it begins and ends
+    // (its `ok` line), so a guest that hangs still says where and each check's time can
+    // be read.
     let script = format!(
         "cd {dir}\nexport TTOP_VM={series} CI={ci} PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n\
          {{ {exe} --test-threads=1 --nocapture {filter}; echo $? > /tmp/rc; }} 2>&1 \
-         | tee /tmp/test.log | grep --line-buffered -E '^test |panicked|^test result' \
+         | tee /tmp/test.log | grep --line-buffered -E '^test |^(ok|FAILED)$|panicked|^test result' \
          | while IFS= read -r l; do read -r up _ < /proc/uptime; printf '[%s s] %s\\n' \"$up\" \"$l\"; done\n\
          cp /tmp/test.log /out/test.log\n( exit $(cat /tmp/rc) )",
         dir = env!("CARGO_MANIFEST_DIR"),
@@ -54,14 +55,21 @@ fn matrix(series: &'static str) {
     );
     let b = vm::boot(&k, &script, Duration::from_secs(420));
     let log = b.file("test.log");
-    // Each check's first line on the console carries the guest's uptime when it began.
+    // The init's line once the guest is up, then each check's first line and its `ok`
+    // on the console, with the guest's uptime when they were printed.
     let timed: Vec<&str> = b
         .console
         .lines()
-        .filter(|l| l.contains(" s] test "))
+        .map(str::trim_end)
+        .filter(|l| {
+            l.contains("ttop-vm: up")
+                || l.contains(" s] test ")
+                || l.ends_with(" s] ok")
+                || l.ends_with(" s] FAILED")
+        })
         .collect();
     eprintln!(
-        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}\nchecks began at (guest uptime):\n{}",
+        "===== Linux {} ({series}) under QEMU, {:.0} s =====\n{log}\nboot, and each check's first line and end (guest uptime):\n{}",
         k.release,
         b.secs,
         timed.join("\n")
