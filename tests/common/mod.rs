@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 pub mod bpftrace;
@@ -17,12 +17,19 @@ pub mod stream;
 pub mod vm;
 pub mod watch;
 
-static KERNEL: Mutex<()> = Mutex::new(());
+static KERNEL: RwLock<()> = RwLock::new(());
 
 /// Serialise tests that load eBPF or measure the machine (one test binary at a time runs
 /// anyway; this covers the tests inside one binary).
-pub fn kernel_lock() -> MutexGuard<'static, ()> {
-    KERNEL.lock().unwrap_or_else(|e| e.into_inner())
+pub fn kernel_lock() -> RwLockWriteGuard<'static, ()> {
+    KERNEL.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Shared with the other holders of this one, never with `kernel_lock`: for QEMU guests,
+/// which measure their own kernel on their own (single-threaded TCG) host thread, so two
+/// may run side by side, but never beside a test that measures this machine.
+pub fn kernel_lock_shared() -> RwLockReadGuard<'static, ()> {
+    KERNEL.read().unwrap_or_else(|e| e.into_inner())
 }
 
 pub fn is_ci() -> bool {
