@@ -27,7 +27,9 @@ fn a_thread_blocked_in_the_kernel_is_listed_with_its_stack_and_a_sleeper_is_not(
         return;
     }
     let _g = kernel_lock();
-    let (frames, pid) = watch_child(9, &[], || spawn_workload("vforkwait", &["3"]));
+    // The workload lives about 5 s (the napper's 3 + 2 s) from just after ttop's first
+    // frame: 7 frames (6 s) see all of it, the block in 3 of them (1.5-4.5 s in).
+    let (frames, pid) = watch_child(7, &[], || spawn_workload("vforkwait", &["3"]));
     let pid = pid as u32;
     // (frame time, row) of every blocked row of the workload.
     let rows: Vec<(f64, &Value)> = frames

@@ -18,7 +18,10 @@ fn futex_slept_waits_match_the_workload() {
     }
     let _g = kernel_lock();
     let ttop = Stream::start(&["--json", "-d", "0.5", "-n", "400"]);
-    let mut w = spawn_workload("futex_mutex", &["4", if in_vm() { "4" } else { "2" }]);
+    // 2 s here and in the guests: a guest's storm slept 179-414 times in 2 s (two guests
+    // side by side; 800-900 in 4 s alone), ttop's count equal to the workload's each time:
+    // over three times the 50 asked for.
+    let mut w = spawn_workload("futex_mutex", &["4", "2"]);
     let (head, r) = first_line(&mut w);
     assert!(
         wait_timeout(&mut w, Duration::from_secs(120)),
@@ -60,7 +63,7 @@ fn user_stack_is_unwound_through_eh_frame() {
     }
     let _g = kernel_lock();
     let ttop = Stream::start(&["--json", "-d", "1", "-n", "400"]);
-    let mut w = spawn_workload("deepmutex", &["4", if in_vm() { "5" } else { "3" }]);
+    let mut w = spawn_workload("deepmutex", &["4", "3"]);
     let pid = pid_of(&mut w);
     let _ = output(w);
     let frames = ttop.stop_after(1);
@@ -71,13 +74,20 @@ fn user_stack_is_unwound_through_eh_frame() {
         .filter(|r| u(&r["pid"]) == pid)
         .map(names)
         .collect();
-    let whole = stacks.iter().any(|s| {
-        s.windows(3).any(|w| {
-            w.iter().map(base).collect::<Vec<_>>() == ["level3_takes_lock", "level2", "level1"]
+    let whole = stacks
+        .iter()
+        .filter(|s| {
+            s.windows(3).any(|w| {
+                w.iter().map(base).collect::<Vec<_>>() == ["level3_takes_lock", "level2", "level1"]
+            })
         })
-    });
+        .count();
+    eprintln!(
+        "{whole} of {} futex rows of deepmutex hold the whole chain",
+        stacks.len()
+    );
     assert!(
-        whole,
+        whole > 0,
         "no stack holds level3_takes_lock <- level2 <- level1: {stacks:#?}"
     );
 }

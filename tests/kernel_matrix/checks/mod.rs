@@ -35,6 +35,7 @@ pub const WORKLOADS: &[&str] = &[
     "timesplit",
     "vforkwait",
     "lockwait",
+    "pingpong",
 ];
 
 /// Start a workload whose threads say who they are (tests/workloads/roles.h): its
