@@ -29,20 +29,27 @@ fn matrix(series: &'static str) {
     if !require_root(&name) {
         return;
     }
-    // Alone while the kernel may be fetched and the workloads are built (the guests share
-    // both); then the guests run side by side, as many as libtest runs at once (one per
-    // CPU by default): each is one host thread (single-threaded TCG) measuring its own
-    // kernel, so two on two CPUs take the time of one, and host checks still run alone.
-    let k = {
+    // The guests run side by side, as many as libtest runs at once (one per CPU by
+    // default): each is one host thread (single-threaded TCG) measuring its own kernel,
+    // so two on two CPUs take the time of one; host checks still run alone. What they
+    // share is made before the first boots, once: the workloads, built alone (the guest
+    // could compile them, at a tenth of the speed). Taking kernel_lock() for that in each
+    // guest would wait for the guest already running.
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
         let _alone = kernel_lock();
-        let Some(k) = vm::kernel(series) else {
-            return;
-        };
-        // Built here: the guest could compile them, at a tenth of the speed.
         for w in checks::WORKLOADS {
             workload(w);
         }
-        k
+    });
+    // One fetch at a time (tests/vm/fetch-kernels.sh fetches them all).
+    static FETCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let k = {
+        let _f = FETCH.lock().unwrap_or_else(|e| e.into_inner());
+        vm::kernel(series)
+    };
+    let Some(k) = k else {
+        return;
     };
     let _g = kernel_lock_shared();
     let exe = std::env::current_exe().unwrap();
