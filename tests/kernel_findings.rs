@@ -422,24 +422,23 @@ fn idle_futex_storm_on_a_1khz_ticker() {
     let (tt, rx) = ttop(9);
     let start = now();
     let mut w = spawn_workload("ticker", &["3"]);
-    let pid = pid_of(&mut w);
+    let (head, r) = common::stream::first_line(&mut w);
+    let pid: u64 = head["pid"].parse().unwrap();
     assert!(wait_timeout(&mut w, Duration::from_secs(30)), "ticker hung");
-    let mut tail = String::new();
-    std::io::Read::read_to_string(w.stdout.as_mut().unwrap(), &mut tail).unwrap();
-    let kv = parse_kv(&tail);
+    let out = common::stream::rest(r);
     // The rate the ticker itself counted: nominally 1,000 waits that slept a second, but
     // its timer lags on a loaded machine (866 ticks/s in one CI run, 899 in another).
-    let own: f64 = kv["slept"].parse::<f64>().unwrap() / kv["secs"].parse::<f64>().unwrap();
+    let own = common::stream::num(&out, "slept") / common::stream::num(&out, "secs");
     let frames = rest(tt, rx);
     let f = fires_within_5s(&frames, "idle_futex_storm", pid, start);
     // By default the calls are not hooked: the waits that slept are its figure.
     assert!(f["figures"]["futex_calls_per_s"].is_null(), "{f}");
     let got = f["figures"]["futex_slept_per_s"].as_f64().unwrap();
     eprintln!("ticker: {own:.0} waits slept/s by its own count; the finding says {got}");
-    // One frame's rate against the run's (the lag comes and goes): within 15%. The
-    // counts themselves are checked exactly in tests/kernel_futex.rs.
+    // One frame's rate against the run's: within 10%, the bar kernel_futex's ticker test
+    // puts on each frame. The counts themselves are checked exactly there.
     assert!(
-        got >= 0.85 * own && got <= 1.15 * own,
+        got >= 0.9 * own && got <= 1.1 * own,
         "{own:.0}/s by its count: {f}"
     );
     // One waiter handed a tick at a time is not a hot lock.
