@@ -10,6 +10,8 @@
 #ifndef TTOP_FUTEX_SHARED_H
 #define TTOP_FUTEX_SHARED_H
 
+#include "ustack_read.h"
+
 #if defined(__TARGET_ARCH_x86)
 #define NR_FUTEX 202
 #else
@@ -394,14 +396,8 @@ __noinline int copy_ustack(__u32 tgid, __u64 uaddr, __u32 id, bool mmap_row)
 	c->sp = sp;
 	c->bp = PT_REGS_FP_CORE(regs);
 	c->tgid = tgid;
-	if (!bpf_probe_read_user(c->bytes, TTOP_USTACK_BYTES, (void *)sp))
-		c->len = TTOP_USTACK_BYTES;
-	else if (!bpf_probe_read_user(c->bytes, 4096, (void *)sp))
-		c->len = 4096;
-	else if (!bpf_probe_read_user(c->bytes, 1024, (void *)sp))
-		c->len = 1024;
-	else
-		c->len = 0;
+	_Static_assert(TTOP_USTACK_BYTES == 2 * TTOP_PAGE, "read_ustack_top copies 8 KB");
+	c->len = read_ustack_top(c->bytes, sp);
 	if (!c->len)
 		return 0;
 	if (mmap_row ? !bpf_map_update_elem(&mmap_ustack_copies, &k, c, BPF_ANY)

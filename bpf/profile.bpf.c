@@ -22,6 +22,7 @@
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
 #include "compat.h"
+#include "ustack_read.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -177,12 +178,8 @@ static __always_inline void copy_user_stack(struct ttop_prof_sample *s, struct t
 	sp = PT_REGS_SP_CORE(regs);
 	s->sp = sp;
 	s->bp = PT_REGS_FP_CORE(regs);
-	if (!bpf_probe_read_user(s->bytes, TTOP_PROF_STACK_BYTES, (void *)sp))
-		s->len = TTOP_PROF_STACK_BYTES;
-	else if (!bpf_probe_read_user(s->bytes, 4096, (void *)sp))
-		s->len = 4096;
-	else if (!bpf_probe_read_user(s->bytes, 1024, (void *)sp))
-		s->len = 1024;
+	_Static_assert(TTOP_PROF_STACK_BYTES == 2 * TTOP_PAGE, "read_ustack_top copies 8 KB");
+	s->len = read_ustack_top(s->bytes, sp);
 }
 
 SEC("perf_event")
