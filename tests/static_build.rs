@@ -1,5 +1,5 @@
 //! The one-file build (issue 23): `.ci/static-build` produces a ttop with no ELF
-//! interpreter and no shared-library dependency (glibc, libbpf, libelf and zlib linked
+//! interpreter and no shared-library dependency (glibc, libbpf, libelf, zlib and zstd linked
 //! in), and it runs `--json -n 1` with eBPF. The build goes to target/static and cargo
 //! skips it when it is up to date, so only the first run pays for it. It is built with
 //! the script's every flag but under Cargo.toml's static-check profile (release, not

@@ -1,6 +1,6 @@
 //! In-process measurements that need no kernel: Frame derivation and rendering at a
-//! given number of threads (the criterion bench `render` measures the same cases with
-//! statistics), and seeking in a long recording.
+//! given number of threads (the bench `render` measures the same cases with the
+//! spread of its batches), and seeking in a long recording.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
