@@ -92,10 +92,14 @@ impl Boot {
 /// Boot `k` with 2 CPUs and run `script` (sh, in the chroot of the host's root) there;
 /// `script` may write results to /out. Killed after `limit`.
 pub fn boot(k: &Kernel, script: &str, limit: Duration) -> Boot {
-    // One directory per kernel, emptied first (boots are serialised by kernel_lock).
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("vm")
-        .join(k.series);
+    boot_in(k, k.series, script, limit)
+}
+
+/// [`boot`], with the guest's files in a directory of its own name: guests that run at
+/// once, even of one kernel, each have theirs.
+pub fn boot_in(k: &Kernel, name: &str, script: &str, limit: Duration) -> Boot {
+    // Emptied first.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("vm").join(name);
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("run.sh"), format!("{script}\necho $? > /out/rc\n")).unwrap();
