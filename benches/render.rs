@@ -19,28 +19,9 @@ mod procs {
     }
 }
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use micro::SHAPES;
-
-/// Per-call times of `f` over batches of about 20 ms, for `budget`.
-fn batches(budget: Duration, mut f: impl FnMut()) -> Vec<f64> {
-    f(); // warm up
-    let t0 = Instant::now();
-    f();
-    let one = t0.elapsed().max(Duration::from_nanos(100));
-    let batch = ((Duration::from_millis(20).as_nanos() / one.as_nanos()).max(1)) as u32;
-    let mut per = Vec::new();
-    let start = Instant::now();
-    while start.elapsed() < budget || per.len() < 5 {
-        let t = Instant::now();
-        for _ in 0..batch {
-            f();
-        }
-        per.push(t.elapsed().as_secs_f64() / f64::from(batch));
-    }
-    per
-}
+use micro::{SHAPES, batches};
 
 fn show(what: &str, label: &str, per: &[f64]) {
     let ms = |s: f64| format!("{:.3} ms", s * 1e3);
@@ -76,7 +57,7 @@ fn main() {
         let label = s.label();
         if wanted(&format!("derive {label}")) {
             let (sys, prev, cur) = micro::samples(s);
-            let per = batches(budget, || {
+            let per = batches(budget, 5, || {
                 std::hint::black_box(ttop::model::derive(&sys, Some(&prev), &cur));
             });
             show("derive", &label, &per);
@@ -87,7 +68,7 @@ fn main() {
         if wanted(&format!("render {label}")) {
             let app = micro::app(s);
             let mut term = micro::terminal();
-            let per = batches(budget, || micro::draw(&mut term, &app));
+            let per = batches(budget, 5, || micro::draw(&mut term, &app));
             show("render", &label, &per);
         }
     }

@@ -99,7 +99,13 @@ pub fn draw(term: &mut Terminal<TestBackend>, app: &App) {
 }
 
 /// Median time per call of `f`, over batches run for about `budget`.
-pub fn time_per_call(budget: Duration, mut f: impl FnMut()) -> Duration {
+pub fn time_per_call(budget: Duration, f: impl FnMut()) -> Duration {
+    Duration::from_secs_f64(super::procs::median(&batches(budget, 3, f)))
+}
+
+/// Time per call of `f` in each batch of about 20 ms, batches run for about `budget`
+/// and at least `min` of them.
+pub fn batches(budget: Duration, min: usize, mut f: impl FnMut()) -> Vec<f64> {
     f(); // warm up
     let t0 = Instant::now();
     f();
@@ -107,14 +113,14 @@ pub fn time_per_call(budget: Duration, mut f: impl FnMut()) -> Duration {
     let batch = ((Duration::from_millis(20).as_nanos() / one.as_nanos()).max(1)) as u32;
     let mut per = Vec::new();
     let start = Instant::now();
-    while start.elapsed() < budget || per.len() < 3 {
+    while start.elapsed() < budget || per.len() < min {
         let t = Instant::now();
         for _ in 0..batch {
             f();
         }
         per.push(t.elapsed().as_secs_f64() / f64::from(batch));
     }
-    Duration::from_secs_f64(super::procs::median(&per))
+    per
 }
 
 /// Time to derive one Frame of this shape.
