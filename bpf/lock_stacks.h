@@ -50,7 +50,8 @@ const volatile __u64 syscall_entry_len;
 #define KSTACK_WRONG 2
 #define KSTACK_SPILLED 3 /* walks stored in kstacks_spill (their kstacks bucket was taken) */
 #define KSTACK_SHED 4 /* contentions left without a stack by the ceiling (below) */
-__u64 kstack_stats[5];
+#define KSTACK_NS 5 /* what lock_stack_id took, ns: 1 call in KSTACK_CLOCK_EVERY clocked */
+__u64 kstack_stats[6];
 
 /* The ceiling on ttop's own cost (src/model/shed.rs), written by user space: 0 keeps a
  * stack for every contention as above; 1..KSHED_OFF-1 keeps one for 1 contention in
@@ -179,23 +180,17 @@ __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 	return b->h | 1;
 }
 
-/* The kernel stack id of the current contention (bpf_get_stackid's result). salt
- * tells the call sites in this program apart (their frames differ in the stack) and
- * carries the lock's flags. */
-static __always_inline long lock_stack_id(void *ctx, __u64 salt)
+/* The kernel stack id of the current contention (bpf_get_stackid's result), for
+ * lock_stack_id below once the ceiling has kept it. salt tells the call sites in this
+ * program apart (their frames differ in the stack) and carries the lock's flags. */
+static __always_inline long lock_stack_id_now(void *ctx, __u64 salt)
 {
 	__u32 zero = 0, slot, epoch = kstack_epoch;
 	struct ttop_kscan *b = bpf_map_lookup_elem(&kscan, &zero);
 	struct ttop_kcache_ent *e = NULL;
 	__u64 fp = 0;
-	__u32 shed = kstack_shed;
 	long id;
 
-	if (shed && (shed >= KSHED_OFF ||
-		     (bpf_get_prandom_u32() & ((1u << (shed & (KSHED_OFF - 1))) - 1)))) {
-		__sync_fetch_and_add(&kstack_stats[KSTACK_SHED], 1);
-		return TTOP_KSTACK_SHED;
-	}
 	if (b) {
 		/* A raw tracepoint's context is the argument array in bpf_trace_run*()'s
 		 * frame, on the kernel stack; above it are that frame and the traced call
@@ -228,6 +223,32 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 	e->fp = fp;
 	e->id = id;
 	e->epoch = epoch;
+	return id;
+}
+
+/* The ceiling judges kernel stacks by what they cost (the key scan, the cache and the
+ * walks of the contentions that keep one), not by contention_begin's whole run time,
+ * most of which is the counting that cannot be shed: 1 of them in KSTACK_CLOCK_EVERY,
+ * picked at random, is clocked and counts KSTACK_CLOCK_EVERY times in
+ * kstack_stats[KSTACK_NS]. Two clock reads on 1 call in 16 cost a few ns a contention. */
+#define KSTACK_CLOCK_EVERY 16
+static __always_inline long lock_stack_id(void *ctx, __u64 salt)
+{
+	__u32 shed = kstack_shed;
+	__u64 t0;
+	long id;
+
+	if (shed && (shed >= KSHED_OFF ||
+		     (bpf_get_prandom_u32() & ((1u << (shed & (KSHED_OFF - 1))) - 1)))) {
+		__sync_fetch_and_add(&kstack_stats[KSTACK_SHED], 1);
+		return TTOP_KSTACK_SHED;
+	}
+	if (bpf_get_prandom_u32() & (KSTACK_CLOCK_EVERY - 1))
+		return lock_stack_id_now(ctx, salt);
+	t0 = bpf_ktime_get_ns();
+	id = lock_stack_id_now(ctx, salt);
+	__sync_fetch_and_add(&kstack_stats[KSTACK_NS],
+			     (bpf_ktime_get_ns() - t0) * KSTACK_CLOCK_EVERY);
 	return id;
 }
 

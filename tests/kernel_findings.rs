@@ -23,7 +23,7 @@ use serde_json::Value;
 fn ttop(n: usize) -> (Child, Receiver<Value>) {
     let n = n.to_string();
     let mut child = Command::new(ttop_bin())
-        .args(["--json", "-d", "0.5", "-n", &n])
+        .args(live_args(&["--json", "-d", "0.5", "-n", &n]))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -43,7 +43,7 @@ pub struct CollectArgs {
     pub futex_calls: bool,
 
     /// A ceiling on ttop's own eBPF cost, % of one CPU for all its programs together
-    /// (none unless given; 3 is the budget docs/overhead.md measures against): above it,
+    /// (3 unless given, the budget docs/overhead.md measures against): above it,
     /// kernel-lock stacks are kept for fewer contentions, then none, then futex user
     /// stacks are no longer walked, and the header says so. `off` (or 0): no ceiling.
     #[arg(long = "bpf-budget", value_name = "PCT", value_parser = parse_bpf_budget)]

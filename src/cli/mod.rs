@@ -75,7 +75,7 @@ pub struct Cli {
     pub futex_calls: bool,
 
     /// A ceiling on ttop's own eBPF cost, % of one CPU for all its programs together
-    /// (none unless given; 3 is the budget docs/overhead.md measures against): above it,
+    /// (3 unless given, the budget docs/overhead.md measures against): above it,
     /// kernel-lock stacks are kept for fewer contentions, then none, then futex user
     /// stacks are no longer walked, and the header says so. `off` (or 0): no ceiling.
     #[arg(long = "bpf-budget", value_name = "PCT", value_parser = parse_bpf_budget)]
@@ -248,7 +248,11 @@ impl Cli {
                 } else {
                     crate::collect::FutexChoice::Sleeps
                 },
-                bpf_budget_pct: bpf_budget.and_then(|b| b.0),
+                // Without the flag, the target budget: a ceiling ttop keeps on its own.
+                bpf_budget_pct: match bpf_budget {
+                    None => Some(crate::model::shed::TARGET_BUDGET_PCT),
+                    Some(b) => b.0,
+                },
             },
         }
     }

@@ -138,9 +138,14 @@ fn bpf_budget() {
     assert_eq!(parse_bpf_budget("0"), Ok(BpfBudget(None)));
     assert!(parse_bpf_budget("-1").is_err());
     assert!(parse_bpf_budget("lots").is_err());
-    // No ceiling unless one is given; `off` says so.
+    // The target budget unless one is given; `off` turns the ceiling off.
+    let target = Some(crate::model::shed::TARGET_BUDGET_PCT);
     let cli = Cli::try_parse_from(["ttop", "--json"]).unwrap();
-    assert_eq!(cli.settings().cfg.bpf_budget_pct, None);
+    assert_eq!(cli.settings().cfg.bpf_budget_pct, target);
+    let record = Cli::try_parse_from(["ttop", "record", "-o", "x"]).unwrap();
+    assert_eq!(record.settings().cfg.bpf_budget_pct, target);
     let cli = Cli::try_parse_from(["ttop", "--json", "--bpf-budget", "off"]).unwrap();
+    assert_eq!(cli.settings().cfg.bpf_budget_pct, None);
+    let cli = Cli::try_parse_from(["ttop", "--bpf-budget", "off", "record", "-o", "x"]).unwrap();
     assert_eq!(cli.settings().cfg.bpf_budget_pct, None);
 }

@@ -367,8 +367,8 @@ impl Collector {
         let cgroups = self.cgroups.as_mut().map(|c| c.read_all());
         // ttop's own cost first: its BPF statistics window opens and closes just before
         // /proc/stat is read, so a window spans one frame's interval.
-        let walks = self.contention.as_mut().map(|c| c.user_walk_ns());
-        let own = self.own.read(mono_ns(), walks);
+        let parts = self.contention.as_mut().map(|c| c.part_clocks());
+        let own = self.own.read(mono_ns(), parts);
         if let (Some(c), Some(shed)) = (self.contention.as_mut(), own.shed.as_ref()) {
             c.shed(shed);
         }

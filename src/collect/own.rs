@@ -15,7 +15,7 @@ use std::os::fd::OwnedFd;
 
 use super::bpf::stats::{self, ProgStat};
 use crate::model::own::{BpfWindow, OwnSample, ProgRun};
-use crate::model::shed::{Ceiling, WindowCosts};
+use crate::model::shed::{Ceiling, PartClocks, WindowCosts};
 
 /// How long a statistics window lasts (at least; it closes at the first tick after)
 /// and how often one opens.
@@ -30,8 +30,8 @@ struct Open {
     start_mono_ns: u64,
     ids: Vec<u32>,
     at_start: BTreeMap<u32, ProgStat>,
-    /// The futex user stack walks' ns when it opened.
-    walk_at_start: u64,
+    /// The sheddable parts' clocks when it opened.
+    parts_at_start: PartClocks,
 }
 
 /// Reads ttop's own CPU and memory each tick, and its programs' cost in windows.
@@ -62,11 +62,11 @@ impl OwnMeter {
     }
 
     /// This tick's figures; opens or closes a statistics window when it is time.
-    /// `user_walk_ns`: the futex user stack walks' ns so far, as the programs measured
-    /// them (None without the contention probes).
-    pub fn read(&mut self, mono_ns: u64, user_walk_ns: Option<u64>) -> OwnSample {
+    /// `parts`: the sheddable parts' clocks so far, as the programs measured them (None
+    /// without the contention probes).
+    pub fn read(&mut self, mono_ns: u64, parts: Option<PartClocks>) -> OwnSample {
         if self.bpf {
-            self.step_window(mono_ns, user_walk_ns.unwrap_or(0));
+            self.step_window(mono_ns, parts.unwrap_or_default());
         }
         OwnSample {
             cpu_ns: process_cpu_ns(),
@@ -77,7 +77,7 @@ impl OwnMeter {
         }
     }
 
-    fn step_window(&mut self, mono_ns: u64, walk_ns: u64) {
+    fn step_window(&mut self, mono_ns: u64, parts: PartClocks) {
         if let Some(o) = &self.open {
             // A tick early by a few ms still closes it: else a 1 s window waits a whole tick more.
             if mono_ns.saturating_sub(o.tick_mono_ns) < WINDOW_NS * 9 / 10 {
@@ -102,7 +102,7 @@ impl OwnMeter {
             };
             let costs = WindowCosts {
                 progs: w.progs.clone(),
-                user_walk_ns: walk_ns.saturating_sub(o.walk_at_start),
+                parts: parts.since(o.parts_at_start),
             };
             let stepped = self
                 .ceiling
@@ -133,7 +133,7 @@ impl OwnMeter {
                     start_mono_ns: crate::util::mono_ns(),
                     ids,
                     at_start,
-                    walk_at_start: walk_ns,
+                    parts_at_start: parts,
                 });
             }
             Err(e) => {

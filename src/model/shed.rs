@@ -9,15 +9,17 @@
 //!    with its wait; the others go to a row whose caller is [`NOT_SAMPLED`].
 //! 2. Futex user stack walks (in the futex programs): off; entries keep the stack they had.
 //!
-//! A step is taken only when the part's programs ran for at least a quarter of the
-//! budget in the window (shedding a part that costs little loses callers for nothing):
-//! a storm of futex waits with no kernel-lock contention goes straight to part 2. Given
+//! A step is taken only when the part itself cost at least a quarter of the budget in
+//! the window, as the programs clock it (shedding a part that costs little loses callers
+//! for nothing): a storm of futex waits with no kernel-lock contention goes straight to
+//! part 2, and a kernel-lock storm whose counting alone is over the budget keeps the
+//! stacks it can afford. Given
 //! back last-shed-first, one step each time RECOVER_WINDOWS windows in a row cost at
 //! most half the budget: one step at most doubles what it gives back, so the cost stays
 //! under the budget and the ceiling does not swing.
 //!
-//! The default budget is the target for all of ttop's programs together: 3% of
-//! one CPU.
+//! The default budget (without `--bpf-budget`) is the target for all of ttop's
+//! programs together: 3% of one CPU.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,28 +43,47 @@ pub enum Part {
     UserStacks,
 }
 
+/// What the sheddable parts took, ns, as the programs clock them (cumulative since
+/// load, or over a window).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartClocks {
+    /// The kernel-lock stacks: `contention_begin`'s key scan, cache and walks, 1 call in
+    /// 16 clocked and counted 16 times (bpf/lock_stacks.h `KSTACK_NS`). The rest of that
+    /// program's run time is counting, which is never shed.
+    pub kernel_stacks_ns: u64,
+    /// The futex user stack walks and copies (bpf/futex_shared.h `ustack_stats[2]`):
+    /// they run inside the scheduler's switch program, whose run time is mostly the
+    /// scheduler's.
+    pub user_walk_ns: u64,
+}
+
+impl PartClocks {
+    /// What was taken since `earlier`.
+    pub fn since(self, earlier: PartClocks) -> PartClocks {
+        PartClocks {
+            kernel_stacks_ns: self
+                .kernel_stacks_ns
+                .saturating_sub(earlier.kernel_stacks_ns),
+            user_walk_ns: self.user_walk_ns.saturating_sub(earlier.user_walk_ns),
+        }
+    }
+}
+
 /// One statistics window's costs, as the ceiling judges them.
 #[derive(Debug, Clone, Default)]
 pub struct WindowCosts {
-    /// Each program's run time over the window.
+    /// Each program's run time over the window: their sum is judged against the budget.
     pub progs: Vec<ProgRun>,
-    /// What the futex user stack walks and copies took over the window, as the programs
-    /// measured them around the walks (bpf/futex_shared.h `ustack_stats[2]`): they run
-    /// inside the scheduler's switch program, whose run time is mostly the scheduler's.
-    pub user_walk_ns: u64,
+    /// What the sheddable parts took over the window.
+    pub parts: PartClocks,
 }
 
 impl Part {
     /// What this part's work cost over the window, ns.
     fn cost_ns(self, w: &WindowCosts) -> u64 {
         match self {
-            Part::KernelStacks => w
-                .progs
-                .iter()
-                .filter(|r| r.name == "ttop_contention_begin")
-                .map(|r| r.run_time_ns)
-                .sum(),
-            Part::UserStacks => w.user_walk_ns,
+            Part::KernelStacks => w.parts.kernel_stacks_ns,
+            Part::UserStacks => w.parts.user_walk_ns,
         }
     }
 }

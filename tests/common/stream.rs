@@ -40,7 +40,7 @@ impl Stream {
             None => Command::new(&bin),
         };
         let mut child = cmd
-            .args(args)
+            .args(super::live_args(args))
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

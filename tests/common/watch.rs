@@ -17,7 +17,13 @@ pub fn watch(n: usize, start: impl FnMut() -> Child) -> Vec<Value> {
 
 pub fn watch_env(n: usize, env: &[(&str, &str)], mut start: impl FnMut() -> Child) -> Vec<Value> {
     let mut tt = Command::new(ttop_bin())
-        .args(["--json", "-d", "1", "-n", &n.to_string()])
+        .args(super::live_args(&[
+            "--json",
+            "-d",
+            "1",
+            "-n",
+            &n.to_string(),
+        ]))
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

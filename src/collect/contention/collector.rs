@@ -18,7 +18,7 @@ use crate::model::contention::{
     StackMapFill,
 };
 use crate::model::features::Feature;
-use crate::model::shed::NOT_SAMPLED;
+use crate::model::shed::{NOT_SAMPLED, PartClocks};
 
 #[path = "futex_totals.rs"]
 mod futex_totals;
@@ -190,12 +190,20 @@ impl ContentionCollector {
         unsafe { std::ptr::write_volatile(&mut fshare.futex_sleeps_on, u32::from(on)) };
     }
 
-    /// The ns the futex user stack walks and copies have taken since load, as the
-    /// programs measured them (for the ceiling on ttop's own cost).
-    pub fn user_walk_ns(&mut self) -> u64 {
+    /// The ns the sheddable parts have taken since load, as the programs measured them
+    /// (for the ceiling on ttop's own cost): the futex user stack walks and copies, and
+    /// the kernel-lock stacks (sampled: bpf/lock_stacks.h `KSTACK_NS`).
+    pub fn part_clocks(&mut self) -> PartClocks {
         let fshare = self.fshare();
         // SAFETY: a read of the mmapped .data.fshare that BPF programs write.
-        unsafe { std::ptr::read_volatile(&fshare.ustack_stats[2]) }
+        let user_walk_ns = unsafe { std::ptr::read_volatile(&fshare.ustack_stats[2]) };
+        let bss = self.bss();
+        // SAFETY: a read of the mmapped .bss that BPF programs write.
+        let kernel_stacks_ns = unsafe { std::ptr::read_volatile(&bss.kstack_stats[5]) };
+        PartClocks {
+            kernel_stacks_ns,
+            user_walk_ns,
+        }
     }
 
     /// Apply what the ceiling on ttop's own cost has shed (model/shed.rs) to the
@@ -484,6 +492,7 @@ impl ContentionCollector {
             wrong: k[2],
             spilled: k[3],
             shed: k[4],
+            clocked_ns: k[5],
         };
         let fshare = self.fshare();
         // SAFETY: as in load(); starts a new interval for the max trackers.

@@ -244,6 +244,7 @@ pub fn fixture(secs: u64) -> ContentionSample {
             wrong: 0,
             spilled: 0,
             shed: 0,
+            clocked_ns: 1_900_000 * secs,
         },
         // Stacks are named once each: a few new frames a second, one unnamed in libc's
         // stripped neighbour.

@@ -267,6 +267,7 @@ fn kernel_stacks(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Ker
         wrong: delta(p.wrong, c.wrong),
         spilled: delta(p.spilled, c.spilled),
         shed: delta(p.shed, c.shed),
+        clocked_ns: delta(p.clocked_ns, c.clocked_ns),
     }
 }
 

@@ -176,6 +176,10 @@ pub struct KernelStacks {
     /// counted under the caller `NOT_SAMPLED`.
     #[serde(default)]
     pub shed: u64,
+    /// What the stacks took (the key scan, the cache and the walks), ns, as the program
+    /// clocks 1 contention in 16 (bpf/lock_stacks.h): what the ceiling judges them by.
+    #[serde(default)]
+    pub clocked_ns: u64,
 }
 
 /// User stack frames named so far (cumulative), and why the others were not: the
