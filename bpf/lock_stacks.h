@@ -16,7 +16,7 @@
  * 1 use in KCACHE_RECHECK is walked again (a sample), and the entry takes that walk's
  * id. Frames deeper than the key (the caller's callers) may differ between two waits
  * of one key: the cache names the path of the last walk for them, and the re-walks
- * that found another stack are counted (kstack_stats[KSTACK_WRONG]). The callers
+ * that found another stack are counted (KSTACK_WRONG). The callers
  * shown (the first frame outside the locking code) come out as a walk of every event
  * names them (tests/kernel_contention.rs). Issue 36 measured the earlier cache, which
  * hashed every text word up to the syscall entry: under the storms a stale word deep
@@ -44,14 +44,25 @@ const volatile __u64 syscall_entry_len;
 #define KCACHE_SLOTS 4096 /* per CPU, direct-mapped by key */
 #define KCACHE_RECHECK 32 /* a power of two: 1 use in 32 is walked again */
 
-/* Cumulative, read by user space. */
+/* Cumulative, one row per CPU (a cache line each: no two CPUs write one line, and a
+ * plain add does; contention_begin, their only writer, does not nest on a CPU), summed
+ * by user space. */
 #define KSTACK_WALKED 0
 #define KSTACK_CACHED 1
 #define KSTACK_WRONG 2
 #define KSTACK_SPILLED 3 /* walks stored in kstacks_spill (their kstacks bucket was taken) */
 #define KSTACK_SHED 4 /* contentions left without a stack by the ceiling (below) */
 #define KSTACK_NS 5 /* what lock_stack_id took, ns: 1 call in KSTACK_CLOCK_EVERY clocked */
-__u64 kstack_stats[6];
+#define KSTACK_ROW 8
+__u64 kstack_stats[TTOP_MAX_CPUS][KSTACK_ROW] __attribute__((aligned(64)));
+
+static __always_inline void kstat_add(int which, __u64 v)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu < TTOP_MAX_CPUS && which < KSTACK_ROW)
+		kstack_stats[cpu][which] += v;
+}
 
 /* The ceiling on ttop's own cost (src/model/shed.rs), written by user space: 0 keeps a
  * stack for every contention as above; 1..KSHED_OFF-1 keeps one for 1 contention in
@@ -208,18 +219,18 @@ static __always_inline long lock_stack_id_now(void *ctx, __u64 salt)
 	}
 	if (e && e->fp == fp && e->epoch == epoch &&
 	    (bpf_get_prandom_u32() & (KCACHE_RECHECK - 1))) {
-		__sync_fetch_and_add(&kstack_stats[KSTACK_CACHED], 1);
+		kstat_add(KSTACK_CACHED, 1);
 		return e->id;
 	}
 	id = stackid_or_spill(ctx, &kstacks, &kstacks_spill, 0);
-	__sync_fetch_and_add(&kstack_stats[KSTACK_WALKED], 1);
+	kstat_add(KSTACK_WALKED, 1);
 	if (id >= TTOP_STACKS)
-		__sync_fetch_and_add(&kstack_stats[KSTACK_SPILLED], 1);
+		kstat_add(KSTACK_SPILLED, 1);
 	if (!e || id < 0)
 		return id;
 	/* A sampled re-walk of a current entry that found another path below the key. */
 	if (e->fp == fp && e->epoch == epoch && e->id != id)
-		__sync_fetch_and_add(&kstack_stats[KSTACK_WRONG], 1);
+		kstat_add(KSTACK_WRONG, 1);
 	e->fp = fp;
 	e->id = id;
 	e->epoch = epoch;
@@ -230,7 +241,7 @@ static __always_inline long lock_stack_id_now(void *ctx, __u64 salt)
  * walks of the contentions that keep one), not by contention_begin's whole run time,
  * most of which is the counting that cannot be shed: 1 of them in KSTACK_CLOCK_EVERY,
  * picked at random, is clocked and counts KSTACK_CLOCK_EVERY times in
- * kstack_stats[KSTACK_NS]. Two clock reads on 1 call in 16 cost a few ns a contention. */
+ * KSTACK_NS. Two clock reads on 1 call in 16 cost a few ns a contention. */
 #define KSTACK_CLOCK_EVERY 16
 static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 {
@@ -240,15 +251,14 @@ static __always_inline long lock_stack_id(void *ctx, __u64 salt)
 
 	if (shed && (shed >= KSHED_OFF ||
 		     (bpf_get_prandom_u32() & ((1u << (shed & (KSHED_OFF - 1))) - 1)))) {
-		__sync_fetch_and_add(&kstack_stats[KSTACK_SHED], 1);
+		kstat_add(KSTACK_SHED, 1);
 		return TTOP_KSTACK_SHED;
 	}
 	if (bpf_get_prandom_u32() & (KSTACK_CLOCK_EVERY - 1))
 		return lock_stack_id_now(ctx, salt);
 	t0 = bpf_ktime_get_ns();
 	id = lock_stack_id_now(ctx, salt);
-	__sync_fetch_and_add(&kstack_stats[KSTACK_NS],
-			     (bpf_ktime_get_ns() - t0) * KSTACK_CLOCK_EVERY);
+	kstat_add(KSTACK_NS, (bpf_ktime_get_ns() - t0) * KSTACK_CLOCK_EVERY);
 	return id;
 }
 

@@ -89,6 +89,9 @@ pub struct ContentionCollector {
     /// was freed while a cached call site still held it): named "?" and counted with
     /// the stacks lost (`contention_drops.stacks`), once per entry and read.
     unnamed_kstacks: u64,
+    /// Possible CPUs: the rows of bpf/lock_stacks.h's `kstack_stats` that are summed
+    /// (all of them when unknown).
+    pub(super) ncpus: usize,
 }
 
 /// Every this many reads the stack maps' keys are listed, so that ids stored by a
@@ -190,6 +193,21 @@ impl ContentionCollector {
         unsafe { std::ptr::write_volatile(&mut fshare.futex_sleeps_on, u32::from(on)) };
     }
 
+    /// bpf/lock_stacks.h's counters (walked, cached, wrong, spilled, shed, clocked ns),
+    /// summed over the CPUs' rows.
+    fn kstack_totals(&mut self) -> [u64; 6] {
+        let cpus = self.ncpus;
+        let bss = self.bss();
+        let mut sum = [0u64; 6];
+        for row in bss.kstack_stats.iter().take(cpus) {
+            for (s, v) in sum.iter_mut().zip(row) {
+                // SAFETY: a read of the mmapped .bss that BPF programs write.
+                *s += unsafe { std::ptr::read_volatile(v) };
+            }
+        }
+        sum
+    }
+
     /// The ns the sheddable parts have taken since load, as the programs measured them
     /// (for the ceiling on ttop's own cost): the futex user stack walks and copies, and
     /// the kernel-lock stacks (sampled: bpf/lock_stacks.h `KSTACK_NS`).
@@ -197,9 +215,7 @@ impl ContentionCollector {
         let fshare = self.fshare();
         // SAFETY: a read of the mmapped .data.fshare that BPF programs write.
         let user_walk_ns = unsafe { std::ptr::read_volatile(&fshare.ustack_stats[2]) };
-        let bss = self.bss();
-        // SAFETY: a read of the mmapped .bss that BPF programs write.
-        let kernel_stacks_ns = unsafe { std::ptr::read_volatile(&bss.kstack_stats[5]) };
+        let kernel_stacks_ns = self.kstack_totals()[5];
         PartClocks {
             kernel_stacks_ns,
             user_walk_ns,
@@ -475,7 +491,6 @@ impl ContentionCollector {
         out.user_frames.copies = fshare.ustack_stats[1];
         out.user_frames.kept_ns = fshare.ustack_stats[2];
         let d = fshare.cdrops;
-        let bss = self.bss();
         out.drops = ContentionDrops {
             futexes: d[0],
             futex_threads: d[1],
@@ -485,7 +500,7 @@ impl ContentionCollector {
             stacks: d[5] + unnamed_kstacks,
             lock_nest: d[6],
         };
-        let k = bss.kstack_stats;
+        let k = self.kstack_totals();
         out.kernel_stacks = KernelStacks {
             walked: k[0],
             cached: k[1],

@@ -453,6 +453,7 @@ impl ContentionCollector {
             stack_ids: Default::default(),
             reads: 0,
             unnamed_kstacks: 0,
+            ncpus: libbpf_rs::num_possible_cpus().unwrap_or(usize::MAX),
         };
         let lock_tp = u32::from(locks_ok);
         let bss = c.bss();
