@@ -114,7 +114,7 @@ pub const WORDS: &[(&str, &str)] = &[
     ),
     (
         "shed",
-        "ttop's eBPF programs ran over their budget (--bpf-budget PCT, none unless given; JSON self.shed): kernel-lock stacks are kept for 1 contention in N, or none, and futex user stacks are no longer walked; the others are counted under the caller \"(not sampled)\"",
+        "ttop's eBPF programs ran over their budget (--bpf-budget PCT, 3% of a CPU unless given; JSON self.shed): kernel-lock stacks are kept for 1 contention in N, or none, and futex user stacks are no longer walked; the others are counted under the caller \"(not sampled)\"",
     ),
     (
         "sched skips",
