@@ -39,6 +39,30 @@ fn findings<'a>(frames: &'a [Value], kind: &str, rel: &str) -> Vec<&'a Value> {
 /// sample and again before its last: the frames and the counters' own change between.
 /// With `with_serve`, a `ttop serve` on the parent is started in the same frozen stretch
 /// and its final scrape returned too.
+/// `keys` of `file` once they have stopped moving: unchanged over SETTLE_POLLS reads
+/// 100 ms apart (at most 5 s). A frozen cgroup's CPU quota still ticks for a few periods:
+/// the bandwidth timer fires on (nr_periods + 1), unthrottles what was throttled when the
+/// freeze came (nr_throttled + 1), marks the group idle, and only then stops. In a 6.12
+/// guest nr_periods moved by 1-2 after every freeze; read at once, a CI run left one
+/// throttled period for ttop's next frame to see (41 against 40).
+fn settled(cg: &Cg, file: &str, keys: &[&str]) -> Vec<u64> {
+    const SETTLE_POLLS: usize = 5;
+    let read = || keys.iter().map(|k| cg.stat(file, k)).collect::<Vec<u64>>();
+    let t = std::time::Instant::now();
+    let first = read();
+    let (mut last, mut same) = (first.clone(), 0);
+    while same < SETTLE_POLLS && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = read();
+        same = if now == last { same + 1 } else { 0 };
+        last = now;
+    }
+    if last != first {
+        println!("{file} {keys:?} moved after the freeze: {first:?} -> {last:?}");
+    }
+    last
+}
+
 fn measure(
     parent: &Cg,
     cg: &Cg,
@@ -48,13 +72,13 @@ fn measure(
     with_serve: bool,
 ) -> (Vec<Value>, Vec<u64>, Option<String>) {
     cg.freeze(true);
-    let before: Vec<u64> = keys.iter().map(|k| cg.stat(file, k)).collect();
+    let before = settled(cg, file, keys);
     let s = Stream::start(&["--json", "-d", "0.5", "--cgroup", &parent.rel]);
     let served = with_serve.then(|| serve(&["--no-bpf", "-d", "0.5", "--cgroup", &parent.rel]));
     cg.freeze(false);
     std::thread::sleep(Duration::from_secs_f64(secs));
     cg.freeze(true);
-    let after: Vec<u64> = keys.iter().map(|k| cg.stat(file, k)).collect();
+    let after = settled(cg, file, keys);
     let frames = s.stop_after(2);
     let scraped = served.map(|(_k, port)| settled_scrape(port));
     let delta = before.iter().zip(&after).map(|(a, b)| b - a).collect();
