@@ -152,18 +152,50 @@ fn thread_churn_fires_on_churn_not_on_a_pool() {
             .map(|f| f["kind"].as_str().unwrap().to_string())
             .collect::<Vec<_>>()
     };
-    let created: Vec<f64> = rows_of(&frames, p_churn)
+    let rows = rows_of(&frames, p_churn);
+    let created: Vec<f64> = rows
         .iter()
         .map(|r| f(&r["threads_created"]) / 0.5)
         .collect();
+    let fired = about(p_churn).iter().any(|k| k == "thread_churn");
     eprintln!(
         "churn: creations/s per frame {created:?}; findings {:?}",
         about(p_churn)
     );
-    assert!(
-        about(p_churn).iter().any(|k| k == "thread_churn"),
-        "thread_churn never fired for the churner"
-    );
+    if !in_vm() {
+        assert!(fired, "thread_churn never fired for the churner");
+    } else {
+        // A guest under TCG, beside another, churned at 74-378 threads a second in one CI
+        // run and 236-1,382 in others: around the rule's 200 a second, for reasons of its
+        // own speed. There the finding must agree with the rule on the frames ttop
+        // measured: it fires if and only if HOLD frames in a row created at least
+        // CHURN_CREATED_PER_S a second, at least CHURN_EXIT_SHARE of them exiting.
+        use ttop::model::findings::HOLD;
+        use ttop::model::findings::rules::{CHURN_CREATED_PER_S, CHURN_EXIT_SHARE};
+        // Per frame, over its own interval (what the rule divides by).
+        let meets: Vec<bool> = frames
+            .iter()
+            .filter_map(|fr| {
+                let r = fr["procs"]
+                    .as_array()?
+                    .iter()
+                    .find(|r| u(&r["pid"]) == p_churn)?;
+                let (c, e) = (f(&r["threads_created"]), f(&r["threads_exited"]));
+                let secs = f(&fr["interval_s"]);
+                Some(c / secs >= CHURN_CREATED_PER_S && e >= CHURN_EXIT_SHARE * c)
+            })
+            .collect();
+        let held = meets.windows(HOLD).any(|w| w.iter().all(|m| *m));
+        eprintln!("the rule held for {HOLD} frames in a row: {held}; the finding fired: {fired}");
+        assert!(
+            created.iter().filter(|c| **c > 0.0).count() >= 3,
+            "the churner's creations were not counted: {created:?}"
+        );
+        assert_eq!(
+            fired, held,
+            "thread_churn against its rule on ttop's frames"
+        );
+    }
     assert!(
         !about(p_pool).iter().any(|k| k == "thread_churn"),
         "thread_churn fired for the pool: {:?}",
