@@ -121,12 +121,19 @@ pub fn spawn_with_requests(
             }
             collector.set_interval(interval);
             let mut next = Instant::now();
+            let mut priming = true;
             'ticks: while !stop.is_set() {
                 let s = collector.sample();
                 if tx.send(s).is_err() {
                     break;
                 }
                 notify.wake();
+                // The first Sample only primes, and can take long (the first full /proc
+                // listing): the schedule starts when it is done, or the first interval
+                // shown would be what was left of one (0.09 s of 0.5 under 200 spinners).
+                if std::mem::take(&mut priming) {
+                    next = Instant::now();
+                }
                 next += interval;
                 let now = Instant::now();
                 if next < now {
