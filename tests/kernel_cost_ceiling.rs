@@ -180,18 +180,8 @@ fn a_light_load_under_the_default_budget_sheds_nothing() {
     let _g = kernel_lock();
     let mut w = spawn_workload("ticker", &["14"]);
     let off = ttop_spawn(&["--json", "-d", "1", "-n", "2", "--bpf-budget", "off"]);
-    // Not ttop_spawn, which turns the ceiling off for the other kernel tests.
-    let frames = std::process::Command::new(ttop_bin())
-        .args(["--json", "-d", "1", "-n", "13"])
-        .stdout(std::process::Stdio::piped())
-        .output()
-        .expect("run ttop");
-    assert!(frames.status.success());
-    let frames: Vec<Value> = String::from_utf8(frames.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    // Not ttop_json, which turns the ceiling off for the other kernel tests.
+    let frames = ttop_json_as_given(&["--json", "-d", "1", "-n", "13"]);
     assert!(wait_timeout(&mut w, Duration::from_secs(30)), "ticker hung");
     for fr in off.frames(Duration::from_secs(10)) {
         assert!(fr["self"]["shed"].is_null(), "{}", fr["self"]);

@@ -133,10 +133,16 @@ pub fn live_args<'a>(args: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
-/// Run `ttop ARGS` to completion and parse every stdout line as JSON.
+/// Run `ttop ARGS` to completion (as a kernel test runs it: `live_args`) and parse every
+/// stdout line as JSON.
 pub fn ttop_json(args: &[&str]) -> Vec<serde_json::Value> {
+    ttop_json_as_given(&live_args(args))
+}
+
+/// ttop_json with exactly these arguments: ttop's defaults, the ceiling included.
+pub fn ttop_json_as_given(args: &[&str]) -> Vec<serde_json::Value> {
     let out = Command::new(ttop_bin())
-        .args(live_args(args))
+        .args(args)
         .output()
         .expect("run ttop");
     assert!(

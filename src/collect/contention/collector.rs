@@ -94,6 +94,11 @@ pub struct ContentionCollector {
     pub(super) ncpus: usize,
 }
 
+/// bpf/lock_stacks.h: the counters in each CPU's row of `kstack_stats`, and the slot of
+/// the clocked ns (KSTACK_NS).
+const KSTACK_COUNTERS: usize = 6;
+const KSTACK_NS: usize = 5;
+
 /// Every this many reads the stack maps' keys are listed, so that ids stored by a
 /// program whose entry was never read are freed too (a few thousand syscalls at most).
 const STACK_KEYS_EVERY: u64 = 64;
@@ -195,10 +200,10 @@ impl ContentionCollector {
 
     /// bpf/lock_stacks.h's counters (walked, cached, wrong, spilled, shed, clocked ns),
     /// summed over the CPUs' rows.
-    fn kstack_totals(&mut self) -> [u64; 6] {
+    fn kstack_totals(&mut self) -> [u64; KSTACK_COUNTERS] {
         let cpus = self.ncpus;
         let bss = self.bss();
-        let mut sum = [0u64; 6];
+        let mut sum = [0u64; KSTACK_COUNTERS];
         for row in bss.kstack_stats.iter().take(cpus) {
             for (s, v) in sum.iter_mut().zip(row) {
                 // SAFETY: a read of the mmapped .bss that BPF programs write.
@@ -215,7 +220,7 @@ impl ContentionCollector {
         let fshare = self.fshare();
         // SAFETY: a read of the mmapped .data.fshare that BPF programs write.
         let user_walk_ns = unsafe { std::ptr::read_volatile(&fshare.ustack_stats[2]) };
-        let kernel_stacks_ns = self.kstack_totals()[5];
+        let kernel_stacks_ns = self.kstack_totals()[KSTACK_NS];
         PartClocks {
             kernel_stacks_ns,
             user_walk_ns,
@@ -507,7 +512,7 @@ impl ContentionCollector {
             wrong: k[2],
             spilled: k[3],
             shed: k[4],
-            clocked_ns: k[5],
+            clocked_ns: k[KSTACK_NS],
         };
         let fshare = self.fshare();
         // SAFETY: as in load(); starts a new interval for the max trackers.
