@@ -133,8 +133,13 @@ static __always_inline struct rq *task_rq_of(bool btf, struct task_struct *p)
 	return btf ? p->se.cfs_rq->rq : BPF_CORE_READ(p, se.cfs_rq, rq);
 }
 
-/* Integrate rq->nr_running for the CPU we are running on: c is that CPU's slot,
- * which has a single writer. */
+/* Integrate rq->nr_running for c, the slot of rq's CPU. Every caller runs under that
+ * run queue's lock (sched_switch on its own CPU; sched_wakeup where the wakee is
+ * enqueued, which may be another CPU; sched_migrate_task on the source's), so each
+ * slot has one writer at a time, and a run queue another CPU changed (a remote
+ * wakeup, a load-balancing pull) is stepped when it changes, not at its own next
+ * switch: a CPU left with one task after a pull may not switch for seconds, and its
+ * old count would stand all that time. */
 static __always_inline void runq_step(bool btf, struct cpu_stats *c, struct rq *rq, __u64 now)
 {
 	__u32 nr;
@@ -263,7 +268,6 @@ static __always_inline void on_wakeup(bool btf, struct task_struct *p)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct rq *rq = task_rq_of(btf, p);
-	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 target;
 	struct cpu_stats *c;
 
@@ -276,8 +280,9 @@ static __always_inline void on_wakeup(bool btf, struct task_struct *p)
 		return;
 	if (wanted_task(btf, p))
 		__sync_fetch_and_add(&c->wakeups, 1);
-	if (target == cpu)
-		runq_step(btf, c, rq, now);
+	/* Under the target's rq lock (ttwu_do_activate, wake_up_new_task), wherever
+	 * this CPU is. */
+	runq_step(btf, c, rq, now);
 }
 
 /* A new task's first wakeup: copy_process has finished, so its pid is in /proc now.
@@ -393,11 +398,28 @@ static __always_inline __u64 on_switch(bool btf, bool preempt, struct task_struc
 	return now;
 }
 
+#define TTOP_TASK_ON_RQ_MIGRATING 2
+
 static __always_inline void on_migrate(bool btf, struct task_struct *p, int dest_cpu)
 {
 	__u32 cpu = dest_cpu;
 	struct cpu_stats *c;
 
+	/* A queued task moved by another CPU (load balancing, a push, an affinity
+	 * change): it has left the source's run queue already and the source's lock is
+	 * held. Step the source now. (A waking task is not queued: nothing changes.)
+	 * The destination counts it at its own next event, a moment later. */
+	if (RD(btf, p, on_rq) == TTOP_TASK_ON_RQ_MIGRATING) {
+		struct rq *rq = task_rq_of(btf, p);
+		__u32 src;
+
+		if (rq) {
+			src = RD(btf, rq, cpu);
+			c = bpf_map_lookup_elem(&cpu_stats, &src);
+			if (c)
+				runq_step(btf, c, rq, bpf_ktime_get_ns());
+		}
+	}
 	if (!wanted_task(btf, p))
 		return;
 	c = bpf_map_lookup_elem(&cpu_stats, &cpu);

@@ -53,7 +53,10 @@ fn thread_creations_match_the_workload() {
 
 /// Three spinners on two CPUs: the time-weighted runnable count agrees with the
 /// kernel's own procs_running sampled at 1 kHz over the same seconds (the frames
-/// whose whole interval lies inside the sampling; within 15%).
+/// whose whole interval lies inside the sampling; within 6% on the host, 15% under
+/// TCG). A run queue changed from another CPU (a load-balancing pull) must be
+/// counted when it changes: counted at its own next switch, the host read 5-15% high
+/// (3.27-3.52 against 3.06-3.12), and within 3% once it was.
 #[test]
 fn runnable_truth_matches_procs_running() {
     if !require_root("runnable_truth_matches_procs_running") {
@@ -111,7 +114,8 @@ fn runnable_truth_matches_procs_running() {
         reference >= 2.5,
         "the spinners were not running ({reference:.2})"
     );
-    assert_within("true_avg vs procs_running", truth, reference, 0.15);
+    let tolerance = if in_vm() { 0.15 } else { 0.06 };
+    assert_within("true_avg vs procs_running", truth, reference, tolerance);
 }
 
 /// thread_churn names a process that creates and joins threads all the time, and
