@@ -281,8 +281,11 @@ static __always_inline void on_wakeup(bool btf, struct task_struct *p)
 	if (wanted_task(btf, p))
 		__sync_fetch_and_add(&c->wakeups, 1);
 	/* Under the target's rq lock (ttwu_do_activate, wake_up_new_task), wherever
-	 * this CPU is. */
-	runq_step(btf, c, rq, now);
+	 * this CPU is. Except a task waking itself (try_to_wake_up's p == current path,
+	 * lockless): it is queued already, nothing changes, and a step there could race
+	 * a remote one on this CPU's slot. */
+	if ((void *)p != (void *)bpf_get_current_task())
+		runq_step(btf, c, rq, now);
 }
 
 /* A new task's first wakeup: copy_process has finished, so its pid is in /proc now.
