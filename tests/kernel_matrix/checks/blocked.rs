@@ -50,26 +50,36 @@ fn a_thread_blocked_in_the_kernel_is_listed_with_its_stack_and_a_sleeper_is_not(
         rows.iter().all(|(_, r)| r["tid"] == pid),
         "a thread other than main is listed"
     );
-    // Main is listed in the frames of its 3 s, as uninterruptible, with the vfork wait.
-    assert!(rows.len() >= 2, "main listed in {} frames", rows.len());
-    for (_, r) in &rows {
-        assert_eq!(r["part"], "uninterruptible", "{r}");
-        let stack: Vec<&str> = r["stack"]
+    let stack_of = |r: &Value| -> Vec<String> {
+        r["stack"]
             .as_array()
             .unwrap()
             .iter()
-            .filter_map(|f| f.as_str())
-            .collect();
-        assert!(
-            stack.iter().any(|f| VFORK.contains(f)),
-            "no vfork frame in {stack:?}"
-        );
+            .filter_map(|f| f.as_str().map(String::from))
+            .collect()
+    };
+    // Every row has the stack of the sleep it shows: a thread that woke before the
+    // stacks were read is not blocked in that sleep any more, and is not listed.
+    for (_, r) in &rows {
+        let stack = stack_of(r);
+        assert!(!stack.is_empty(), "a row without its stack: {r}");
         assert!(
             !stack
                 .iter()
-                .any(|f| *f == "__schedule" || f.starts_with("bpf_prog_")),
+                .any(|f| f == "__schedule" || f.starts_with("bpf_prog_")),
             "the scheduler's own frames are left out: {stack:?}"
         );
+    }
+    // Main is listed in the frames of its 3 s, as uninterruptible, with the vfork wait.
+    // (Around the vfork, under TCG, main may be caught in a short sleep of its own, a
+    // 12 ms one in the 5.10 guest: listed with that sleep's stack, and not the wait.)
+    let rows: Vec<(f64, &Value)> = rows
+        .into_iter()
+        .filter(|(_, r)| stack_of(r).iter().any(|f| VFORK.contains(&f.as_str())))
+        .collect();
+    assert!(rows.len() >= 2, "main listed in {} frames", rows.len());
+    for (_, r) in &rows {
+        assert_eq!(r["part"], "uninterruptible", "{r}");
     }
     // How long: never more than the 3 s it blocks, and it grows with the frames' clock.
     let slack = if in_vm() { 150.0 } else { 30.0 };
