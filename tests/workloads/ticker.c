@@ -1,7 +1,9 @@
 // An idle program that behaves like seed 003's Go ticker: a timer thread wakes every
 // millisecond and hands a tick to a parked worker through a futex, which parks again.
-// It counts every futex call it makes, and the waits that slept (returned 0).
-// usage: ticker SECS
+// It counts every futex call it makes, and the waits that slept (returned 0). With
+// LOG, it writes there the wall clock (CLOCK_REALTIME ns) at which each wait that slept
+// began, one per line, so a test can count its waits over the seconds of one ttop frame.
+// usage: ticker SECS [LOG]
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,6 +16,14 @@
 static _Atomic int ticks_pending;
 static atomic_long calls, slept, ticks;
 static volatile int stop;
+static long long *began; // wall ns of each wait that slept, when logging
+static long nbegan, cap_began;
+
+static long long wall_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 static long futex(_Atomic int *w, int op, int val) {
     atomic_fetch_add(&calls, 1);
@@ -28,14 +38,24 @@ static void *worker(void *arg) {
             atomic_fetch_add(&ticks, n);
             continue;
         }
-        if (futex(&ticks_pending, FUTEX_WAIT_PRIVATE, 0) == 0) // park until the next tick
+        long long at = began ? wall_ns() : 0;
+        if (futex(&ticks_pending, FUTEX_WAIT_PRIVATE, 0) == 0) { // park until the next tick
             atomic_fetch_add(&slept, 1);
+            if (began && nbegan < cap_began)
+                began[nbegan++] = at;
+        }
     }
     return NULL;
 }
 
 int main(int argc, char **argv) {
     double secs = argc > 1 ? atof(argv[1]) : 3;
+    const char *log = argc > 2 ? argv[2] : NULL;
+    if (log) {
+        cap_began = (long)(secs * 2000) + 1000;
+        began = calloc(cap_began, sizeof *began);
+        if (!began) { perror("calloc"); return 1; }
+    }
     printf("pid=%d\n", getpid());
     fflush(stdout);
     pthread_t w;
@@ -58,6 +78,13 @@ int main(int argc, char **argv) {
     pthread_join(w, NULL);
     clock_gettime(CLOCK_MONOTONIC, &now);
     double el = (now.tv_sec - s.tv_sec) + (now.tv_nsec - s.tv_nsec) / 1e9;
+    if (log) {
+        FILE *f = fopen(log, "w");
+        if (!f) { perror(log); return 1; }
+        for (long i = 0; i < nbegan; i++)
+            fprintf(f, "%lld\n", began[i]);
+        fclose(f);
+    }
     printf("futex_calls=%ld slept=%ld ticks=%ld secs=%.3f\n", atomic_load(&calls),
            atomic_load(&slept), atomic_load(&ticks), el);
     return 0;
