@@ -308,6 +308,19 @@ struct ttop_lock_stats {
 	char comm[16];      /* the last waiter's comm */
 };
 
+/* One CPU's sums for the last kernel-lock entry it counted at contention_end, added to
+ * `locks` only when that CPU counts another entry: a storm on one lock adds to its own
+ * CPU's copy instead of a hash entry that every CPU's counts pull over. The CPU bumps
+ * seq_end before it changes anything and seq_begin after: a copy read in address order
+ * with seq_begin == seq_end is whole. User space reads `locks`, then these, and sums
+ * them by key. */
+struct ttop_lock_acc {
+	__u64 seq_begin;
+	struct ttop_lock_key key; /* key.lock 0: empty */
+	struct ttop_lock_stats s;
+	__u64 seq_end;
+};
+
 /* Hash key for mmap_lock waits and holds. waiter_tid 0 is the holder's own row:
  * the time the holder held the lock while someone waited for it. */
 struct ttop_mmap_key {

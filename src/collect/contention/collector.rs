@@ -26,6 +26,8 @@ mod futex_totals;
 mod hooks;
 #[path = "load.rs"]
 mod load;
+#[path = "lock_accs.rs"]
+mod lock_accs;
 #[path = "stack_ids.rs"]
 mod stack_ids;
 #[path = "stacks.rs"]
@@ -434,13 +436,24 @@ impl ContentionCollector {
         map_read::delete_all(&maps.mmap_waits, &stale);
         stale.clear();
 
+        // The entries, and each CPU's sums not yet in them (lock_accs.rs): an entry a
+        // CPU still adds to stays however long ago it was last flushed, or the sum
+        // would fall to that CPU's part and read as a counter reset.
+        let held = lock_accs::read(&maps.lock_accs);
+        let mut entries = Vec::new();
         w_locks.for_each(&maps.locks, Some(ins[1]), |k, v| {
             let key: types::ttop_lock_key = from_bytes(k);
             let s: types::ttop_lock_stats = from_bytes(v);
-            if !fresh(s.last_ns) {
+            if !fresh(s.last_ns) && !held.iter().any(|(h, _)| lock_accs::same(h, &key)) {
                 stale.extend_from_slice(k);
                 return;
             }
+            entries.push((key, s));
+        });
+        map_read::delete_all(&maps.locks, &stale);
+        stale.clear();
+        lock_accs::merge(&mut entries, lock_accs::read(&maps.lock_accs), max_of);
+        for (key, s) in entries {
             if key.kstack >= 0 {
                 live_k.insert(key.kstack as u32);
             }
@@ -476,9 +489,7 @@ impl ContentionCollector {
                 stack: Vec::new(),
                 kstack: Some(key.kstack.into()),
             });
-        });
-        map_read::delete_all(&maps.locks, &stale);
-        stale.clear();
+        }
 
         let t0 = std::time::Instant::now();
         self.symbolise_mmap(&mut out.mmap, &mmap_ids, mono_ns);
