@@ -20,6 +20,7 @@ use crate::model::sample::{BpfCpu, BpfProc, BpfSample, BpfThread, Drops, GhostNa
 
 mod blocked;
 mod features;
+mod lat_exits;
 mod lat_read;
 mod lock_split;
 mod task_iters;
@@ -47,9 +48,9 @@ pub struct SchedCollector {
     misses: u64,
     /// threads, procs, lat_threads, ghost_names (the TTOP_INS_* order).
     walks: [map_read::Tracked; 4],
-    /// lat_exits records written by the time of the last read (TTOP_INS_LAT_EXITS): while
-    /// the count stands still, the map holds nothing new and is not walked.
-    lat_exits_seen: u64,
+    /// Exited threads' one latency (None where the ring buffer could not be set up:
+    /// those are then not counted, and `problems` says so).
+    lat_exits: Option<lat_exits::LatExits>,
     /// When the last read() ended (CLOCK_MONOTONIC ns): the time its figures are at.
     read_at_ns: u64,
     /// When the last begin_scan ran (CLOCK_MONOTONIC ns).
@@ -197,6 +198,13 @@ impl SchedCollector {
                 .cloned()
                 .unwrap_or_else(|| "no probe attached".into()));
         }
+        let lat_exits = lat_exits::LatExits::new(&skel.maps.lat_exits)
+            .map_err(|e| {
+                problems.push(format!(
+                    "probe lat_exits: {e}: the scheduling latency of a thread that ran once and exited is not counted"
+                ))
+            })
+            .ok();
         let switch = if !btf {
             "raw_tp/sched_switch"
         } else if facts.tp_args("sched_switch") == Some(3) {
@@ -214,7 +222,7 @@ impl SchedCollector {
             progs: fds,
             walks: Default::default(),
             features: features::features(switch, &problems),
-            lat_exits_seen: 0,
+            lat_exits,
             read_at_ns: 0,
             scan_began_ns: u64::MAX,
             problems,
@@ -494,12 +502,13 @@ impl SchedCollector {
                 oncpu_ns: g.oncpu_ns,
             });
         });
-        // Read now, not with the other counts above: a record written since then must
-        // be read in this walk, before the lat_threads entries that may have exited.
-        // SAFETY: as in begin_scan (a plain load of a counter BPF bumps atomically).
-        let now = unsafe { std::ptr::read_volatile(&self.bss().inserts[4]) };
-        let exits = (self.lat_exits_seen, now);
-        self.lat_exits_seen = now;
+        // Drained now, not with the other counts above: a record written since then
+        // must be read before the lat_threads entries that may have exited.
+        let exits = self
+            .lat_exits
+            .as_ref()
+            .map(|l| l.drain())
+            .unwrap_or_default();
         out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]), exits);
         self.walks[2] = w_lat;
         let bss = self.bss();

@@ -14,7 +14,7 @@ impl SchedCollector {
         lat1: Vec<LatStats>,
         walk: &mut map_read::Tracked,
         inserts: Option<u64>,
-        exits: (u64, u64),
+        exits: Vec<types::lat_exit>,
     ) -> LatencySample {
         let conv = |id: u32, s: &types::lat_stats| LatStats {
             id,
@@ -45,28 +45,16 @@ impl SchedCollector {
             }
         }
         // Threads that exited since the last read: their one latency (the thread_stats
-        // entry that held it is gone) or the name of their lat_threads entry. Read, then
-        // deleted (only what was read: a record written meanwhile waits for next time).
+        // entry that held it is gone) or the name of their lat_threads entry.
         let mut done: Vec<u8> = Vec::new();
-        let mut exited_one: Vec<LatStats> = Vec::new();
-        if exits.1 != exits.0 {
-            map_read::for_each(&maps.lat_exits, |k, v| {
-                let e: types::lat_exit = from_bytes(v);
-                exited_one.push(LatStats {
-                    exited: true,
-                    comm: c_str(&e.comm.map(|c| c as u8)),
-                    ..one_latency(
-                        key_u32(k),
-                        e.tgid,
-                        [e.lat1_ns, e.lat1_ts, e.lat1_gen],
-                        tick_gen,
-                    )
-                });
-                done.extend_from_slice(k);
-            });
-            map_read::delete_all(&maps.lat_exits, &done);
-            done.clear();
-        }
+        let exited_one: Vec<LatStats> = exits
+            .into_iter()
+            .map(|e| LatStats {
+                exited: true,
+                comm: c_str(&e.comm.map(|c| c as u8)),
+                ..one_latency(e.tid, e.tgid, [e.lat1_ns, e.lat1_ts, e.lat1_gen], tick_gen)
+            })
+            .collect();
         walk.for_each(&maps.lat_threads, inserts, |k, v| {
             let s = conv(key_u32(k), &from_bytes(v));
             if s.exited {
