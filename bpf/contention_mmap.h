@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Part of contention.bpf.c (included once, not a shared header): mmap_lock waits per (victim
- * process, holder process, waiting thread), from the mmap_lock tracepoints. */
+ * process, holder process, waiting process), with how many threads waited, from the
+ * mmap_lock tracepoints. */
 #ifndef TTOP_CONTENTION_MMAP_H
 #define TTOP_CONTENTION_MMAP_H
 
@@ -80,11 +81,18 @@ struct {
 #define MMAP_SLOTS 8192
 #define MMAP_BUSY (1ULL << 32)
 
+/* `seen_*`: the rows (victim << 32 | holder) the slot's thread `seen_tid` has been counted
+ * in (ttop_mmap_stats.threads) in tick generation `seen_gen`. Two, because a thread's
+ * waits alternate between two holders (seed 002: the /proc reader, and its own process's
+ * other threads). Whoever waits writes them, owner of the slot or not: a thread whose tid
+ * shares the slot only makes the next wait of either count again, as does a third row. */
 struct ttop_mmap_slot {
 	__u64 own;
 	__u32 parked;
-	__u32 pad;
+	__u32 seen_tid;
 	struct ttop_mmap_op op;
+	__u64 seen_gen;
+	__u64 seen_row[2];
 };
 
 struct {
@@ -261,15 +269,35 @@ static __always_inline void mmap_ustack(void *ctx, struct ttop_mmap_stats *s, __
 	__sync_fetch_and_add(&ustack_stats[2], bpf_ktime_get_ns() - t0);
 }
 
+/* Whether this is `tid`'s first wait in `row` in this tick generation (mmap_slot's seen_*). */
+static __always_inline bool mmap_first_in_row(struct ttop_mmap_slot *sl, __u32 tid, __u64 row)
+{
+	__u64 g = contention_gen;
+
+	if (sl->seen_tid != tid || sl->seen_gen != g) {
+		sl->seen_tid = tid;
+		sl->seen_gen = g;
+		sl->seen_row[0] = row;
+		sl->seen_row[1] = 0;
+		return true;
+	}
+	if (sl->seen_row[0] == row || sl->seen_row[1] == row)
+		return false;
+	sl->seen_row[1] = sl->seen_row[0];
+	sl->seen_row[0] = row;
+	return true;
+}
+
 static __always_inline void mmap_add_wait(void *ctx, struct ttop_mm_state *st, struct ttop_mmap_op *op,
-					  __u32 tid, __u32 tgid, __u64 dur, struct mm_struct *mm)
+					  struct ttop_mmap_slot *sl, __u32 tid, __u32 tgid, __u64 dur,
+					  struct mm_struct *mm)
 {
 	struct ttop_mmap_key key = {};
 	struct ttop_mmap_stats *s, z = {};
 
 	key.victim = st ? mm_victim(st, mm) : 0;
 	key.holder = op->holder_tgid;
-	key.waiter_tid = tid;
+	key.waiter_tgid = tgid;
 	z.waiter_tgid = tgid;
 	z.holder_tid = op->holder_tid;
 	z.ustack = -1;
@@ -277,6 +305,8 @@ static __always_inline void mmap_add_wait(void *ctx, struct ttop_mm_state *st, s
 	s = get_or_init(&mmap_waits, &key, &z, CDROP_MMAP, TTOP_INS_MMAP_WAITS);
 	if (!s)
 		return;
+	if (mmap_first_in_row(sl, tid, ((__u64)key.victim << 32) | key.holder))
+		__sync_fetch_and_add(&s->threads, 1);
 	__sync_fetch_and_add(&s->waits, 1);
 	mmap_ustack(ctx, s, s->waits, tid, tgid, 0);
 	__sync_fetch_and_add(&s->wait_ns, dur);
@@ -406,7 +436,7 @@ static __always_inline int mmap_acquired(void *ctx, struct mm_struct *mm, bool w
 			 * threads queued behind a queued writer wait for the holder, not it. */
 			if (st)
 				blame_longest_hold(st, op, granted);
-			mmap_add_wait(ctx, st, op, tid, tgid, dur, mm);
+			mmap_add_wait(ctx, st, op, sl, tid, tgid, dur, mm);
 		} else {
 			/* Uncontended: the lock was taken right after start_locking; the
 			 * thread may have been preempted before this event fired. */
@@ -457,7 +487,7 @@ static __always_inline int mmap_released(void *ctx, struct mm_struct *mm, bool w
 
 			k.victim = mm_victim(st, mm);
 			k.holder = tgid;
-			k.waiter_tid = 0;
+			k.waiter_tgid = 0;
 			z.waiter_tgid = tgid;
 			z.holder_tid = tid;
 			z.ustack = -1;

@@ -321,12 +321,14 @@ struct ttop_lock_acc {
 	__u64 seq_end;
 };
 
-/* Hash key for mmap_lock waits and holds. waiter_tid 0 is the holder's own row:
+/* Hash key for mmap_lock waits and holds. waiter_tgid 0 is the holder's own row:
  * the time the holder held the lock while someone waited for it. */
 struct ttop_mmap_key {
 	__u32 victim;       /* tgid owning the mm (mm->owner), 0 if unknown */
 	__u32 holder;       /* tgid holding the lock when the wait began (0: unknown) */
-	__u32 waiter_tid;
+	__u32 waiter_tgid;  /* the waiting process (0: the holder's own row). One row per
+			     * process, not per thread: under thread churn a row per waiting
+			     * thread filled the map within seconds and waits were lost. */
 	__u32 pad;
 };
 
@@ -347,6 +349,10 @@ struct ttop_mmap_stats {
 	__u32 ustack_tid;   /* the thread whose registers and stack were copied with it for the
 			     * DWARF unwinder: ustack_copies key (tid, tgid, uaddr 0 for a wait,
 			     * 1 for a hold) */
+	__u32 pad;
+	__u64 threads;      /* waiter row: its waiting threads, each counted at its first wait
+			     * in this row in a tick generation (contention_gen): the rise over
+			     * an interval is how many threads waited in it */
 };
 
 /* Losses of the contention collector; index the `cdrops` array with these. */

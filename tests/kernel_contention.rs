@@ -249,6 +249,85 @@ fn mmap_lock_waits_match_lock_waits() {
     );
 }
 
+/// Thread churn (seed 000): every new thread takes its process's mmap_lock (madvise of its
+/// stack, exit_mm) and they contend for it, tens of thousands of new waiting threads a
+/// minute. The mmap_lock view keeps one row per waiting process and counts its threads,
+/// so it loses nothing (it had a row per thread, filled its map within seconds and lost
+/// thousands of waits an interval). Its waits match the kernel-lock view's waits on the
+/// same rwsem, as in the test above, and its waiting threads are no more than the
+/// workload had.
+#[test]
+fn mmap_lock_waits_under_thread_churn() {
+    if !require_root("mmap_lock_waits_under_thread_churn") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-n", "100", "-d", "0.5"]);
+    const BATCH: u64 = 8;
+    let mut w = spawn_workload("bench_churn", &["5", &BATCH.to_string(), "20"]);
+    let (wh, wr) = first_line(&mut w);
+    let wpid = num(&wh, "pid") as u64;
+    assert!(wait_timeout(&mut w, Duration::from_secs(30)), "churn hung");
+    let created = num(&rest(wr), "created") as u64;
+    let frames = ttop.stop_after(2);
+    if !kernel_locks_measured(&frames) {
+        return;
+    }
+    let (mut mmap_waits, mut lock_waits, mut waiters, mut nframes) = (0u64, 0u64, 0u64, 0u64);
+    for fr in &frames {
+        let mut seen = false;
+        for r in fr["mmap_lock"].as_array().unwrap() {
+            if u(&r["victim_pid"]) == wpid && u(&r["waiter_pid"]) == wpid {
+                mmap_waits += u(&r["waits"]);
+                waiters += u(&r["waiters"]);
+                seen = true;
+            }
+        }
+        nframes += u64::from(seen);
+        for r in fr["locks"].as_array().unwrap() {
+            if r["mmap_lock"] != Value::Bool(true) {
+                continue;
+            }
+            for wt in r["waiters"].as_array().unwrap() {
+                if u(&wt["pid"]) == wpid {
+                    lock_waits += u(&wt["contended"]);
+                }
+            }
+        }
+    }
+    let drops = |k: &str| -> u64 { frames.iter().map(|fr| u(&fr["contention_drops"][k])).sum() };
+    let (lost_mmap, lost) = (drops("mmap"), drops("lock_nest"));
+    let lost_data = frames
+        .iter()
+        .flat_map(|fr| fr["findings"].as_array().unwrap())
+        .filter(|f| f["kind"] == "lost_data")
+        .count();
+    eprintln!(
+        "churn {wpid}: created={created}; ttop: mmap_lock waits={mmap_waits} waiters={waiters} \
+         in {nframes} frames, kernel-lock waits on mmap_lock={lock_waits}; lost: mmap={lost_mmap} \
+         lock_nest={lost}; lost_data findings={lost_data}"
+    );
+    assert!(
+        lock_waits >= 1000,
+        "only {lock_waits} contended waits: no test"
+    );
+    assert_eq!(lost_mmap, 0, "mmap_lock waits lost under churn");
+    assert_eq!(lost_data, 0, "lost_data fired under churn");
+    // In flight at the first read: at most a batch of threads (the last read comes after
+    // the workload ended).
+    assert!(
+        lock_waits <= mmap_waits + BATCH && mmap_waits <= lock_waits + lost + BATCH,
+        "mmap_lock waits ({mmap_waits}) vs kernel-lock waits on the mmap_lock ({lock_waits}), \
+         {lost} reported lost"
+    );
+    // Each thread counted once an interval: a thread alive across a read is in two, and
+    // at most a batch and the main thread are alive at each read.
+    assert!(
+        waiters >= 1 && waiters <= created + 1 + nframes * (BATCH + 1),
+        "{waiters} waiting threads in {nframes} frames of a workload of {created} threads"
+    );
+}
+
 /// Kernel locks under a futex storm: the futex hash bucket's spinlock is taken on both
 /// the wait and the wake path. ttop reuses a walked kernel stack for later waits whose
 /// return-address chain matches it, so check that the two paths stay apart and that

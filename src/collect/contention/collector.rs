@@ -418,8 +418,11 @@ impl ContentionCollector {
                 victim: key.victim,
                 holder: key.holder,
                 holder_tid: s.holder_tid,
-                waiter_tid: key.waiter_tid,
+                // One row per waiting process: the frame counts its threads from
+                // `threads`, and `waiter_tid` keys the row (0: the holder's row).
+                waiter_tid: key.waiter_tgid,
                 waiter_tgid: s.waiter_tgid,
+                threads: Some(s.threads),
                 waits: s.waits,
                 wait_ns: s.wait_ns,
                 max_wait_ns: max_of(s.max_wait_ns, s.max_gen),

@@ -1,8 +1,8 @@
 //! Unit tests for contention_frame: derivation of the per-interval contention tables.
 
 use super::*;
-use crate::model::contention::fixture;
 use crate::model::contention::lock_types::lock_type;
+use crate::model::contention::{MmapSample, fixture};
 use crate::model::{derive, fixtures};
 
 fn frame(secs: u64) -> crate::model::Frame {
@@ -446,4 +446,59 @@ fn a_caller_whose_sibling_stack_went_idle_counts_only_new_contentions() {
     let cur = sample(vec![old(entry(1, 1_000_070))]);
     let rows = super::lock_rows::lock_rows(Some(&prev), &cur, &|_| String::new());
     assert_eq!(rows[0].contended, 70);
+}
+
+/// Rows per waiting process (what the kernel keeps since per-thread rows overflowed under
+/// thread churn) give the same frame as rows per thread: the kernel counts each thread
+/// once a tick in `threads`, and the frame takes the interval's rise.
+#[test]
+fn mmap_rows_per_process_match_rows_per_thread() {
+    let per_process = |secs: u64| {
+        let mut c = fixture(secs);
+        let mut rows: Vec<MmapSample> = Vec::new();
+        for m in c.mmap.drain(..) {
+            let (tgid, n) = if m.waiter_tid == 0 {
+                (0, 0)
+            } else {
+                (m.waiter_tgid, secs)
+            };
+            match rows
+                .iter_mut()
+                .find(|r| (r.victim, r.holder, r.waiter_tid) == (m.victim, m.holder, tgid))
+            {
+                Some(r) => {
+                    r.waits += m.waits;
+                    r.wait_ns += m.wait_ns;
+                    r.max_wait_ns = r.max_wait_ns.max(m.max_wait_ns);
+                    *r.threads.as_mut().unwrap() += n;
+                }
+                None => rows.push(MmapSample {
+                    waiter_tid: tgid,
+                    threads: Some(n),
+                    ..m
+                }),
+            }
+        }
+        c.mmap = rows;
+        c
+    };
+    let sys = fixtures::system();
+    let mut prev = fixtures::incident(6, true);
+    prev.contention = Some(per_process(6));
+    let mut cur = fixtures::incident(7, true);
+    cur.contention = Some(per_process(7));
+    let got = derive(&sys, Some(&prev), &cur).contention.mmap_lock;
+    let want = frame(7).contention.mmap_lock;
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(
+            (g.victim_pid, g.holder_pid, g.waiter_pid, g.waiters, g.waits),
+            (w.victim_pid, w.holder_pid, w.waiter_pid, w.waiters, w.waits)
+        );
+        assert_eq!(
+            (g.total_wait_ms, g.hold_ms, g.max_wait_us),
+            (w.total_wait_ms, w.hold_ms, w.max_wait_us)
+        );
+    }
+    assert_eq!(got[0].waiters, 3);
 }

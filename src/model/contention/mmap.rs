@@ -1,5 +1,5 @@
 //! The mmap_lock rows of the contention Frame: waits per (victim, holder, waiting
-//! process), the holder's contended holds, and the user stacks that stand for each
+//! process) with how many threads waited, the holder's contended holds, and the user stacks that stand for each
 //! group. Part of `contention_frame`.
 
 use std::collections::{BTreeSet, HashMap};
@@ -22,7 +22,10 @@ pub(super) fn mmap_rows(
         waits: u64,
         wait_ns: u64,
         max_ns: u64,
+        /// Waiting threads: by tid in recordings with a row per thread, counted by the
+        /// kernel (`threads`) in rows per process.
         tids: BTreeSet<u32>,
+        threads: u64,
         /// The stack of the thread with the most waits, and those waits.
         stack: Option<(u64, &'a MmapSample)>,
     }
@@ -62,7 +65,12 @@ pub(super) fn mmap_rows(
             a.waits += waits;
             a.wait_ns += delta(p.wait_ns, c.wait_ns);
             a.max_ns = a.max_ns.max(c.max_wait_ns);
-            a.tids.insert(c.waiter_tid);
+            match c.threads {
+                Some(t) => a.threads += delta(p.threads.unwrap_or(0), t),
+                None => {
+                    a.tids.insert(c.waiter_tid);
+                }
+            }
             heavier(&mut a.stack, waits, c);
         }
     }
@@ -93,7 +101,7 @@ pub(super) fn mmap_rows(
                 holder_comm: if hc.is_empty() { hcomm } else { hc },
                 hold_ms: ms(hold_ns),
                 waiter_pid: waiter,
-                waiters: a.tids.len() as u32,
+                waiters: (a.tids.len() as u64 + a.threads).min(u64::from(u32::MAX)) as u32,
                 waits: a.waits,
                 total_wait_ms: ms(a.wait_ns),
                 max_wait_us: max_us(a.max_ns, a.wait_ns, a.waits),

@@ -104,8 +104,10 @@ pub struct LockSample {
     pub kstack: Option<i64>,
 }
 
-/// mmap_lock waits of one thread on one victim's lock while one holder process held it
-/// (`waiter_tid` 0: the holder's own row, with the time it held the lock while others waited).
+/// mmap_lock waits on one victim's lock while one holder process held it, of one waiting
+/// process (with `threads`) or, in recordings made before rows were per process, of one
+/// thread (`waiter_tid` 0: the holder's own row, with the time it held the lock while
+/// others waited).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MmapSample {
     /// Process owning the mm (0: unknown).
@@ -113,6 +115,8 @@ pub struct MmapSample {
     /// Process holding the lock when the wait began (0: unknown).
     pub holder: u32,
     pub holder_tid: u32,
+    /// The row's key beside victim and holder: the waiting process when `threads` is
+    /// set, the waiting thread in older recordings; 0 for the holder's row.
     pub waiter_tid: u32,
     pub waiter_tgid: u32,
     pub waits: u64,
@@ -120,6 +124,11 @@ pub struct MmapSample {
     pub max_wait_ns: u64,
     pub hold_ns: u64,
     pub holds: u64,
+    /// Threads counted at their first wait in this row in each tick (cumulative): the
+    /// rise over an interval is how many threads waited in it. None in recordings made
+    /// when rows were per thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
     /// The waiter's comm (holder row: the holder's).
     pub comm: String,
     /// The user stack the thread waited from (holder row: held the lock from), named
