@@ -442,12 +442,15 @@ impl ContentionCollector {
         // The entries, and each CPU's sums not yet in them (lock_accs.rs): an entry a
         // CPU still adds to stays however long ago it was last flushed, or the sum
         // would fall to that CPU's part and read as a counter reset.
-        let held = lock_accs::read(&maps.lock_accs);
+        let held: std::collections::HashSet<_> = lock_accs::read(&maps.lock_accs)
+            .iter()
+            .map(|(k, _)| lock_accs::id(k))
+            .collect();
         let mut entries = Vec::new();
         w_locks.for_each(&maps.locks, Some(ins[1]), |k, v| {
             let key: types::ttop_lock_key = from_bytes(k);
             let s: types::ttop_lock_stats = from_bytes(v);
-            if !fresh(s.last_ns) && !held.iter().any(|(h, _)| lock_accs::same(h, &key)) {
+            if !fresh(s.last_ns) && !held.contains(&lock_accs::id(&key)) {
                 stale.extend_from_slice(k);
                 return;
             }

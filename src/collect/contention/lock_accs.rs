@@ -6,6 +6,8 @@
 //! the sums. A CPU that moves its sums into the map between the two reads leaves them
 //! out of this read (they are in the next one) instead of counting them twice.
 
+use std::collections::HashMap;
+
 use libbpf_rs::MapCore;
 
 use crate::collect::bpf::common::from_bytes;
@@ -15,14 +17,6 @@ use super::types::{ttop_lock_acc, ttop_lock_key, ttop_lock_stats};
 /// Reads of the per-CPU copies before giving up on a whole one: a CPU changes its copy
 /// for well under a microsecond, so a second read nearly always finds it whole.
 const TRIES: usize = 1000;
-
-pub fn same(a: &ttop_lock_key, b: &ttop_lock_key) -> bool {
-    a.lock == b.lock
-        && a.kstack == b.kstack
-        && a.tgid == b.tgid
-        && a.flags == b.flags
-        && a.is_mmap == b.is_mmap
-}
 
 /// Every CPU's sums, each copy whole (seq_begin == seq_end), empty ones left out.
 pub fn read(map: &dyn MapCore) -> Vec<(ttop_lock_key, ttop_lock_stats)> {
@@ -46,32 +40,55 @@ pub fn read(map: &dyn MapCore) -> Vec<(ttop_lock_key, ttop_lock_stats)> {
     last
 }
 
-/// Add `accs` to the entries with their key, or as entries of their own.
+/// What tells two entries apart: the key's fields, without its padding.
+pub fn id(k: &ttop_lock_key) -> (u64, i64, u32, u32, u32) {
+    (k.lock, i64::from(k.kstack), k.tgid, k.flags, k.is_mmap)
+}
+
+/// Add `accs` to the entries with their key, or as entries of their own: one pass over
+/// the entries (a machine with many CPUs has one copy each, and a full map 16k entries).
 pub fn merge(
     entries: &mut Vec<(ttop_lock_key, ttop_lock_stats)>,
     accs: Vec<(ttop_lock_key, ttop_lock_stats)>,
     max_of: impl Fn(u64, u64) -> u64,
 ) {
+    let mut by_key: HashMap<_, Vec<ttop_lock_stats>> = HashMap::new();
+    let mut order = Vec::new();
     for (k, s) in accs {
-        match entries.iter_mut().find(|(ek, _)| same(ek, &k)) {
-            Some((_, e)) => {
-                e.contended += s.contended;
-                e.wait_ns += s.wait_ns;
-                // Both maxima are this tick's or zero once max_of has seen them.
-                let (em, am) = (
-                    max_of(e.max_wait_ns, e.max_gen),
-                    max_of(s.max_wait_ns, s.max_gen),
-                );
-                if am > em {
-                    e.max_wait_ns = s.max_wait_ns;
-                    e.max_gen = s.max_gen;
-                }
-                if s.last_ns > e.last_ns {
-                    e.last_ns = s.last_ns;
-                    e.last_tid = s.last_tid;
-                }
-            }
-            None => entries.push((k, s)),
+        let v = by_key.entry(id(&k)).or_default();
+        if v.is_empty() {
+            order.push(k);
+        }
+        v.push(s);
+    }
+    if by_key.is_empty() {
+        return;
+    }
+    let add = |e: &mut ttop_lock_stats, s: &ttop_lock_stats| {
+        e.contended += s.contended;
+        e.wait_ns += s.wait_ns;
+        // Both maxima are this tick's or zero once max_of has seen them.
+        if max_of(s.max_wait_ns, s.max_gen) > max_of(e.max_wait_ns, e.max_gen) {
+            e.max_wait_ns = s.max_wait_ns;
+            e.max_gen = s.max_gen;
+        }
+        if s.last_ns > e.last_ns {
+            e.last_ns = s.last_ns;
+            e.last_tid = s.last_tid;
+        }
+    };
+    for (k, e) in entries.iter_mut() {
+        if let Some(v) = by_key.remove(&id(k)) {
+            v.iter().for_each(|s| add(e, s));
+        }
+    }
+    // Sums whose key has no entry yet: one entry per key, in the CPUs' order.
+    for k in order {
+        if let Some(v) = by_key.remove(&id(&k)) {
+            let mut it = v.into_iter();
+            let mut e = it.next().expect("a key has its sums");
+            it.for_each(|s| add(&mut e, &s));
+            entries.push((k, e));
         }
     }
 }
@@ -122,6 +139,20 @@ mod tests {
         assert_eq!(a.last_ns, 9);
         assert_eq!(entries[1].0.tgid, 11);
         assert_eq!(entries[1].1.contended, 2);
+    }
+
+    #[test]
+    fn two_cpus_on_a_key_with_no_entry_make_one() {
+        let mut entries = vec![(key(1, 10), stats(1, 10, 40, 5, 7))];
+        let accs = vec![
+            (key(2, 10), stats(5, 50, 90, 5, 9)),
+            (key(2, 10), stats(3, 30, 95, 5, 8)),
+        ];
+        merge(&mut entries, accs, max_of);
+        assert_eq!(entries.len(), 2);
+        let (k, a) = &entries[1];
+        assert_eq!((k.lock, a.contended, a.wait_ns), (2, 8, 80));
+        assert_eq!((max_of(a.max_wait_ns, a.max_gen), a.last_ns), (95, 9));
     }
 
     #[test]
