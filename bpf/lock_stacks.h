@@ -163,7 +163,7 @@ static long kscan_hash_words(__u64 step, void *ctx)
 /* A global function: the verifier checks it once, not once per call site and path. */
 __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 {
-	__u64 task_stack;
+	__u64 task_stack, size = KSCAN_WORDS * 8;
 	struct ttop_kscan *b;
 	__u32 zero = 0;
 
@@ -172,15 +172,22 @@ __noinline __u64 ttop_kscan_hash(__u64 sp, __u64 salt)
 	b = bpf_map_lookup_elem(&kscan, &zero);
 	if (!b || !ktext_len)
 		return 0;
-	/* On the task's stack, never read past its end (a wait that deep is walked); on
-	 * an interrupt stack the read fails near its end, and that contention is walked. */
+	/* On the task's stack, never read past its end: a contention less than the window
+	 * below the top (a system call a few frames deep: under thread churn a quarter of
+	 * the walks were these) reads what there is, and its key ends at the system call
+	 * entry. On an interrupt stack the read fails near its end, and that contention is
+	 * walked. */
 	task_stack = (__u64)(unsigned long)BPF_CORE_READ(
 		(struct task_struct *)bpf_get_current_task(), stack);
-	if (sp - task_stack < KSTACK_SIZE && KSTACK_SIZE - (sp - task_stack) < sizeof(b->w))
+	if (sp - task_stack < KSTACK_SIZE && KSTACK_SIZE - (sp - task_stack) < size) {
+		/* Whole words, below the window's size (a mask the verifier can follow). */
+		size = (KSTACK_SIZE - (sp - task_stack)) & (KSCAN_WORDS * 8 - 8);
+		if (!size || bpf_probe_read_kernel(b->w, size, (void *)sp))
+			return 0;
+	} else if (bpf_probe_read_kernel(b->w, sizeof(b->w), (void *)sp)) {
 		return 0;
-	if (bpf_probe_read_kernel(b->w, sizeof(b->w), (void *)sp))
-		return 0;
-	b->n = KSCAN_WORDS;
+	}
+	b->n = size / 8;
 	b->stop = 0;
 	b->texts = 0;
 	b->h = 0xcbf29ce484222325ULL ^ salt;

@@ -56,6 +56,38 @@ fn kernel_lock_stacks_sharing_a_bucket_are_still_named() {
     callers_agree((&a, &ft), (&b, &fr));
 }
 
+/// Thread churn (seed 000) with the stack cache on and off: each new thread's kernel
+/// stack holds other stale words, and many of its lock waits come a few frames below
+/// the top of that stack (madvise and exit_mm from their system calls), where the key
+/// is read from what there is up to the top, ending at the system call entry. The
+/// callers named must agree with a walk of every event, as under the mutex storm.
+#[test]
+fn kernel_lock_stack_cache_names_churns_callers() {
+    if !require_root("kernel_lock_stack_cache_names_churns_callers") {
+        return;
+    }
+    let _g = kernel_lock();
+    let (pid, fw, fc) = seen_twice(
+        &[("TTOP_LOCK_STACK_CACHE", "off")],
+        &[],
+        &["--bpf-budget", "off"],
+        ("bench_churn", &["4", "8", "20"]),
+    );
+    if !kernel_locks_measured(&fc) || !kernel_locks_measured(&fw) {
+        return;
+    }
+    let (cached, walked) = (stacks_sum(&fc, "cached"), stacks_sum(&fc, "walked"));
+    let caller = |r: &Value| r["caller"].as_str().unwrap_or("").to_string();
+    let a = lock_waits_by(&fw, pid, caller);
+    let b = lock_waits_by(&fc, pid, caller);
+    eprintln!("with the cache: {cached} cached, {walked} walked\nwalked: {a:?}\ncached: {b:?}");
+    assert!(
+        cached > walked,
+        "the cache answered too little under churn: {cached} cached, {walked} walked"
+    );
+    callers_agree((&a, &fw), (&b, &fc));
+}
+
 /// The futex waiter stacks: with the user-stack map shrunk to one bucket
 /// (TTOP_STACK_MAPS=1), 8 pairs of threads ping-pong on 8 words, each pair from a
 /// function of its own (manystacks' site0 ... site7, after one wait of its filler): at

@@ -81,14 +81,33 @@ pub fn storm_seen_twice(
     env_a: &[(&str, &str)],
     env_b: &[(&str, &str)],
 ) -> (u64, Vec<Value>, Vec<Value>) {
-    let args = ["--json", "-d", "0.5", "--futex-calls"];
+    seen_twice(
+        env_a,
+        env_b,
+        &["--futex-calls"],
+        ("futex_mutex", &["4", "3"]),
+    )
+}
+
+/// `workload` (a helper and its arguments, printing pid= first) watched by two ttops at
+/// once, started with `env_a` and `env_b` and `extra` arguments: its pid and each
+/// one's frames.
+pub fn seen_twice(
+    env_a: &[(&str, &str)],
+    env_b: &[(&str, &str)],
+    extra: &[&str],
+    workload: (&str, &[&str]),
+) -> (u64, Vec<Value>, Vec<Value>) {
+    let mut args = vec!["--json", "-d", "0.5"];
+    args.extend_from_slice(extra);
     let a = Stream::start_env(&args, env_a);
     let b = Stream::start_env(&args, env_b);
-    let mut w = spawn_workload("futex_mutex", &["4", "3"]);
+    let mut w = spawn_workload(workload.0, workload.1);
     let (head, _r) = first_line(&mut w);
     assert!(
-        wait_timeout(&mut w, Duration::from_secs(20)),
-        "futex_mutex hung"
+        wait_timeout(&mut w, Duration::from_secs(30)),
+        "{} hung",
+        workload.0
     );
     let pid = num(&head, "pid") as u64;
     (pid, a.stop_after(2), b.stop_after(2))
