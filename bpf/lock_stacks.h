@@ -14,7 +14,11 @@
  *
  * A per-CPU cache maps key -> stack id. A key new to the cache is walked; after that
  * 1 use in KCACHE_RECHECK is walked again (a sample), and the entry takes that walk's
- * id. Frames deeper than the key (the caller's callers) may differ between two waits
+ * id. Each re-walk that finds the cached stack again halves the rate of the next ones,
+ * down to 1 use in KCACHE_RECHECK << KCACHE_CONF_MAX; one that finds another stack
+ * sets it back to 1 in KCACHE_RECHECK. Under a lock storm the keys hold still, and
+ * the re-walks at 1 in 32 were most of the walks: a million contentions a second
+ * walked 30k times a second at several us each. Frames deeper than the key (the caller's callers) may differ between two waits
  * of one key: the cache names the path of the last walk for them, and the re-walks
  * that found another stack are counted (KSTACK_WRONG). The callers
  * shown (the first frame outside the locking code) come out as a walk of every event
@@ -42,7 +46,8 @@ const volatile __u64 syscall_entry_len;
 #define KEY_TEXT 6       /* text words in a key: the locking code and its callers */
 #define KEY_MIN 4        /* fewer than this in the window (and no syscall entry): walk */
 #define KCACHE_SLOTS 4096 /* per CPU, direct-mapped by key */
-#define KCACHE_RECHECK 32 /* a power of two: 1 use in 32 is walked again */
+#define KCACHE_RECHECK 32 /* a power of two: 1 use in 32 is walked again, at first */
+#define KCACHE_CONF_MAX 5 /* then down to 1 use in 32 << 5 = 1,024 */
 
 /* Cumulative, one row per CPU (a cache line each: no two CPUs write one line, and a
  * plain add does; contention_begin, their only writer, does not nest on a CPU), summed
@@ -88,6 +93,8 @@ struct ttop_kcache_ent {
 	__u64 fp;
 	__s32 id;
 	__u32 epoch; /* kstack_epoch when a walk last gave it its id */
+	__u32 conf;  /* re-walks in a row that found `id` again (up to KCACHE_CONF_MAX) */
+	__u32 pad;
 };
 
 /* Written by user space: bumped whenever it frees kstacks ids (see above). */
@@ -224,10 +231,13 @@ static __always_inline long lock_stack_id_now(void *ctx, __u64 salt)
 		slot = (__u32)(fp >> 20) & (KCACHE_SLOTS - 1);
 		e = bpf_map_lookup_elem(&kcache, &slot);
 	}
-	if (e && e->fp == fp && e->epoch == epoch &&
-	    (bpf_get_prandom_u32() & (KCACHE_RECHECK - 1))) {
-		kstat_add(KSTACK_CACHED, 1);
-		return e->id;
+	if (e && e->fp == fp && e->epoch == epoch) {
+		__u32 conf = e->conf < KCACHE_CONF_MAX ? e->conf : KCACHE_CONF_MAX;
+
+		if (bpf_get_prandom_u32() & ((KCACHE_RECHECK << conf) - 1)) {
+			kstat_add(KSTACK_CACHED, 1);
+			return e->id;
+		}
 	}
 	id = stackid_or_spill(ctx, &kstacks, &kstacks_spill, 0);
 	kstat_add(KSTACK_WALKED, 1);
@@ -235,9 +245,18 @@ static __always_inline long lock_stack_id_now(void *ctx, __u64 salt)
 		kstat_add(KSTACK_SPILLED, 1);
 	if (!e || id < 0)
 		return id;
-	/* A sampled re-walk of a current entry that found another path below the key. */
-	if (e->fp == fp && e->epoch == epoch && e->id != id)
-		kstat_add(KSTACK_WRONG, 1);
+	if (e->fp == fp && e->epoch == epoch) {
+		/* A sampled re-walk of a current entry: the same path, or another one below
+		 * the key. */
+		if (e->id != id) {
+			kstat_add(KSTACK_WRONG, 1);
+			e->conf = 0;
+		} else if (e->conf < KCACHE_CONF_MAX) {
+			e->conf++;
+		}
+	} else {
+		e->conf = 0;
+	}
 	e->fp = fp;
 	e->id = id;
 	e->epoch = epoch;
