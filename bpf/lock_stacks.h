@@ -18,9 +18,10 @@
  * down to 1 use in KCACHE_RECHECK << KCACHE_CONF_MAX; one that finds another stack
  * sets it back to 1 in KCACHE_RECHECK. Under a lock storm the keys hold still, and
  * the re-walks at 1 in 32 were most of the walks: a million contentions a second
- * walked 30k times a second at several us each. Frames deeper than the key (the caller's callers) may differ between two waits
- * of one key: the cache names the path of the last walk for them, and the re-walks
- * that found another stack are counted (KSTACK_WRONG). The callers
+ * walked 30k times a second at several us each. Frames deeper than the key (the
+ * caller's callers) may differ between two waits of one key: the cache names the path
+ * of the last walk for them, and the re-walks that found another stack are counted
+ * (KSTACK_WRONG). The callers
  * shown (the first frame outside the locking code) come out as a walk of every event
  * names them (tests/kernel_contention.rs). Issue 36 measured the earlier cache, which
  * hashed every text word up to the syscall entry: under the storms a stale word deep
