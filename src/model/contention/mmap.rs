@@ -1,6 +1,6 @@
 //! The mmap_lock rows of the contention Frame: waits per (victim, holder, waiting
-//! process) with how many threads waited, the holder's contended holds, and the user stacks that stand for each
-//! group. Part of `contention_frame`.
+//! process) with how many threads waited, the holder's contended holds, and the user
+//! stacks that stand for each group. Part of `contention_frame`.
 
 use std::collections::{BTreeSet, HashMap};
 
