@@ -47,7 +47,8 @@ fn a_storm_over_budget_sheds_kernel_stacks() {
     }
     let _g = kernel_lock();
     // The futex hash-bucket spinlock storm: one kernel path contending at a steady rate.
-    let mut w = spawn_workload("bench_spinlock", &["2", "34"]);
+    // It outlasts ttop whatever ttop's start-up takes, and is killed after.
+    let mut w = spawn_workload("bench_spinlock", &["2", "120"]);
     let mut head = String::new();
     BufReader::new(w.stdout.as_mut().unwrap())
         .read_line(&mut head)
@@ -58,11 +59,14 @@ fn a_storm_over_budget_sheds_kernel_stacks() {
     );
     // Windows at the first tick, 10 s later, then one every 2 s while it steps.
     let frames = ttop_spawn(&["--json", "-d", "1", "-n", "30", "--bpf-budget", "0.2"])
-        .frames(Duration::from_secs(60));
+        .frames(Duration::from_secs(90));
+    let ran_through = matches!(w.try_wait(), Ok(None));
+    let _ = w.kill();
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),
         "bench_spinlock hung"
     );
+    assert!(ran_through, "the storm ended before ttop's last frame");
     assert_eq!(frames.len(), 30);
 
     // The first window (the first frame's interval) runs before anything is shed.
@@ -212,17 +216,22 @@ fn user_stacks_shed_stop_the_futex_walks() {
         return;
     }
     let _g = kernel_lock();
-    let mut w = spawn_workload("futex_mutex", &["4", "30"]);
+    // The storm outlasts ttop whatever ttop's start-up takes (it took 10 s on a loaded
+    // CI machine, and a 30 s storm ended two frames after the shed): it is killed after.
+    let mut w = spawn_workload("futex_mutex", &["4", "120"]);
     let (head, _out) = common::stream::first_line(&mut w);
     let pid: u64 = head["pid"].parse().unwrap();
     // A budget nothing meets: kernel stacks step down every 2 s (1/2 ... 1/64, none),
     // then user stacks go, 16-20 s in.
     let frames = ttop_spawn(&["--json", "-d", "1", "-n", "28", "--bpf-budget", "0.001"])
-        .frames(Duration::from_secs(60));
+        .frames(Duration::from_secs(90));
+    let ran_through = matches!(w.try_wait(), Ok(None));
+    let _ = w.kill();
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),
         "futex_mutex hung"
     );
+    assert!(ran_through, "the storm ended before ttop's last frame");
     assert_eq!(frames.len(), 28);
     let (mut walking, mut shed) = (0, 0);
     for (i, fr) in frames.iter().enumerate().skip(1) {
