@@ -82,17 +82,19 @@ struct {
 #define MMAP_BUSY (1ULL << 32)
 
 /* `seen_*`: the rows (victim << 32 | holder) the slot's thread `seen_tid` has been counted
- * in (ttop_mmap_stats.threads) in tick generation `seen_gen`. Two, because a thread's
- * waits alternate between two holders (seed 002: the /proc reader, and its own process's
- * other threads). Whoever waits writes them, owner of the slot or not: a thread whose tid
- * shares the slot only makes the next wait of either count again, as does a third row. */
+ * in (ttop_mmap_stats.threads) in tick generation `seen_gen`, the latest first. Four,
+ * because in seed 002 a thread's waits move among the /proc reader, its own process's
+ * other threads, ttop's own maps query and an unknown holder. Whoever waits writes them,
+ * owner of the slot or not: a thread whose tid shares the slot only makes the next wait
+ * of either count again, as does a fifth row. */
+#define MMAP_SEEN_ROWS 4
 struct ttop_mmap_slot {
 	__u64 own;
 	__u32 parked;
 	__u32 seen_tid;
 	struct ttop_mmap_op op;
 	__u64 seen_gen;
-	__u64 seen_row[2];
+	__u64 seen_row[MMAP_SEEN_ROWS];
 };
 
 struct {
@@ -278,12 +280,18 @@ static __always_inline bool mmap_first_in_row(struct ttop_mmap_slot *sl, __u32 t
 		sl->seen_tid = tid;
 		sl->seen_gen = g;
 		sl->seen_row[0] = row;
-		sl->seen_row[1] = 0;
+#pragma unroll
+		for (int i = 1; i < MMAP_SEEN_ROWS; i++)
+			sl->seen_row[i] = 0;
 		return true;
 	}
-	if (sl->seen_row[0] == row || sl->seen_row[1] == row)
-		return false;
-	sl->seen_row[1] = sl->seen_row[0];
+#pragma unroll
+	for (int i = 0; i < MMAP_SEEN_ROWS; i++)
+		if (sl->seen_row[i] == row)
+			return false;
+#pragma unroll
+	for (int i = MMAP_SEEN_ROWS - 1; i > 0; i--)
+		sl->seen_row[i] = sl->seen_row[i - 1];
 	sl->seen_row[0] = row;
 	return true;
 }
