@@ -41,6 +41,8 @@ int main(int argc, char **argv) {
     c = 'q';
     if (write(ab[1], &c, 1) != 1) return 1;
     pthread_join(t, NULL);
-    printf("rounds=%ld\n", rounds);
+    clock_gettime(CLOCK_MONOTONIC, &n);
+    printf("rounds=%ld rate=%.0f\n", rounds,
+           rounds / ((n.tv_sec - s.tv_sec) + (n.tv_nsec - s.tv_nsec) / 1e9));
     return 0;
 }

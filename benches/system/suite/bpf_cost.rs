@@ -28,6 +28,20 @@ fn spin_storm(secs_each: f64) -> Storm {
     }
 }
 
+/// And the regime issue 36 sets its targets in: ~110k context switches a second with
+/// few lock contentions, a token handed between two threads through pipes (every round
+/// is two wake-ups and about four switches), where the cost is the scheduler programs'.
+fn switch_storm(secs_each: f64) -> Storm {
+    Storm {
+        key: "switch",
+        label: "switch storm (2 threads passing a token through a pipe pair)".into(),
+        bin: "pingpong",
+        args: vec![format!("{secs_each}")],
+        units: "rounds",
+        unit: "round",
+    }
+}
+
 /// One storm under one build of ttop.
 struct Run {
     progs: Vec<ProgStat>,
@@ -105,9 +119,10 @@ fn measure(bin: &Path, all: &[Storm], o: &Opts) -> Vec<Run> {
 
 /// Item 2: what ttop's BPF programs cost in the kernel, per program.
 pub fn bpf_cost(o: &Opts) -> Vec<Row> {
-    say("2: BPF program cost under churn and a mutex storm");
+    say("2: BPF program cost under churn, the lock storms and a switch storm");
     let mut all = storms(o.bpf_secs);
     all.push(spin_storm(o.bpf_secs));
+    all.push(switch_storm(o.bpf_secs));
     let now = measure(&ttop_bin(), &all, o);
     let before = before_bin().map(|b| measure(&b, &all, o));
     let mut rows = Vec::new();

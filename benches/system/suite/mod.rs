@@ -188,6 +188,7 @@ pub const ROW_KEYS: &[&str] = &[
     "bpf-churn-total",
     "bpf-mutex-total",
     "bpf-spin-total",
+    "bpf-switch-total",
     "stack-storm",
     "stack-cost",
     "slow-churn-ttop",
