@@ -216,8 +216,9 @@ fn user_stacks_shed_stop_the_futex_walks() {
         return;
     }
     let _g = kernel_lock();
-    // The storm outlasts ttop whatever ttop's start-up takes (it took 10 s on a loaded
-    // CI machine, and a 30 s storm ended two frames after the shed): it is killed after.
+    // The storm outlasts ttop however late its frames come (on a loaded CI machine they
+    // ended ~10 s later than a 30 s storm allowed, two frames after the shed; whether
+    // start-up or late ticks, the log did not say): it is killed after.
     let mut w = spawn_workload("futex_mutex", &["4", "120"]);
     let (head, _out) = common::stream::first_line(&mut w);
     let pid: u64 = head["pid"].parse().unwrap();
