@@ -112,7 +112,7 @@ static __always_inline void pend_count(struct ttop_futex_pend *p, const struct t
 /* Pending counts are added to the entry at the latest after this many calls; the
  * figures of one read lack at most this many of each thread's latest calls, which the
  * next read has. */
-#define PEND_MAX 64
+#define PEND_MAX 16
 
 /* A call that did not sleep (a wake, an EAGAIN, any other call): counted in the
  * thread's task storage, while the thread stays on one word, instead of in the hash

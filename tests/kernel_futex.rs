@@ -332,20 +332,32 @@ fn idle_ticker(key: &str, args: &[&str]) {
         },
     );
     let secs = num(&out, "secs");
-    // When each wait that slept began, by the ticker's clock: its timer lags unevenly on
-    // a loaded machine (866 ticks/s over a CI run), so each frame is held to the ticker's
-    // own count over that frame's seconds, not to a rate.
-    let began: Vec<f64> = std::fs::read_to_string(&log)
+    // When each of its futex calls began, by the ticker's clock (a wait that slept marked
+    // " s"): its timer lags unevenly on a loaded machine (866 ticks/s over a CI run), and
+    // a worker running late takes several ticks per wait, so each frame is held to the
+    // ticker's own count over that frame's seconds, not to a rate.
+    let calls: Vec<(f64, bool)> = std::fs::read_to_string(&log)
         .expect("the ticker's log")
         .lines()
-        .map(|l| l.parse::<f64>().unwrap() / 1e9)
+        .map(|l| {
+            let (ns, mark) = l.split_once(' ').unwrap_or((l, ""));
+            (ns.parse::<f64>().unwrap() / 1e9, mark == "s")
+        })
+        .filter(|&(_, slept)| slept || key == "futex_calls")
         .collect();
-    let (first_wait, last_wait) = (began[0], *began.last().unwrap());
+    assert_eq!(
+        calls.len() as f64,
+        own,
+        "the ticker logged every {key} it counted"
+    );
+    let first_call = calls.iter().map(|c| c.0).fold(f64::MAX, f64::min);
+    let last_call = calls.iter().map(|c| c.0).fold(0.0, f64::max);
     // Its calls per wait that slept (a wait and a wake each, and a few more).
     let per_wait = own / num(&out, "slept");
 
     let mut seen = 0u64;
     let mut full = 0;
+    let mut worst = 0f64;
     let mut first = 0;
     let mut ranks = Vec::new();
     for fr in &frames {
@@ -366,18 +378,25 @@ fn idle_ticker(key: &str, args: &[&str]) {
         seen += mine;
         // Frames fully inside the run: the ticker's own count over the frame's seconds.
         let (t, dt) = (f(&fr["t"]), f(&fr["interval_s"]));
-        if t - dt < first_wait || t > last_wait {
+        if t - dt < first_call || t > last_call {
             continue;
         }
-        let waits = began.iter().filter(|&&b| b > t - dt && b <= t).count() as f64;
-        let want = waits * per_wait;
+        let want = calls.iter().filter(|c| c.0 > t - dt && c.0 <= t).count() as f64;
         // The frame ends at ttop's read of the counters, a few ms from `t`: a few ticks.
+        // Calls that did not sleep reach the map in batches (PEND_MAX in
+        // bpf/contention_futex.h): a read may lack up to 15 of each thread's latest.
+        let pending = if key == "futex_calls" {
+            2.0 * 15.0
+        } else {
+            0.0
+        };
         assert!(
-            (mine as f64 - want).abs() <= (0.05 * want).max(8.0 * per_wait),
+            (mine as f64 - want).abs() <= (0.03 * want).max(8.0 * per_wait) + pending,
             "a frame inside the run counted {key}={mine}; the ticker's clock says {want:.0} \
-             ({waits} waits that slept in its {dt:.3} s)"
+             in its {dt:.3} s"
         );
         full += 1;
+        worst = worst.max((mine as f64 - want).abs() / want.max(1.0));
         let rank = 1 + procs.iter().filter(|p| u(&p[key]) > mine).count();
         if rank == 1 {
             first += 1;
@@ -391,8 +410,10 @@ fn idle_ticker(key: &str, args: &[&str]) {
         ranks.push((rank, top));
     }
     eprintln!(
-        "ticker: workload {key}={own} over {secs:.2}s ({:.0}/s); ttop counted {seen}; ranks {ranks:?}",
-        own / secs
+        "ticker: workload {key}={own} over {secs:.2}s ({:.0}/s); ttop counted {seen}; \
+         worst frame {:.1}% off; ranks {ranks:?}",
+        own / secs,
+        worst * 100.0
     );
     assert_within(
         &format!("{key} of the ticker process"),
