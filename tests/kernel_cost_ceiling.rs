@@ -60,13 +60,7 @@ fn a_storm_over_budget_sheds_kernel_stacks() {
     // Windows at the first tick, 10 s later, then one every 2 s while it steps.
     let frames = ttop_spawn(&["--json", "-d", "1", "-n", "30", "--bpf-budget", "0.2"])
         .frames(Duration::from_secs(90));
-    let ran_through = matches!(w.try_wait(), Ok(None));
-    let _ = w.kill();
-    assert!(
-        wait_timeout(&mut w, Duration::from_secs(30)),
-        "bench_spinlock hung"
-    );
-    assert!(ran_through, "the storm ended before ttop's last frame");
+    stop_running(&mut w, "bench_spinlock");
     assert_eq!(frames.len(), 30);
 
     // The first window (the first frame's interval) runs before anything is shed.
@@ -226,13 +220,7 @@ fn user_stacks_shed_stop_the_futex_walks() {
     // then user stacks go, 16-20 s in.
     let frames = ttop_spawn(&["--json", "-d", "1", "-n", "28", "--bpf-budget", "0.001"])
         .frames(Duration::from_secs(90));
-    let ran_through = matches!(w.try_wait(), Ok(None));
-    let _ = w.kill();
-    assert!(
-        wait_timeout(&mut w, Duration::from_secs(30)),
-        "futex_mutex hung"
-    );
-    assert!(ran_through, "the storm ended before ttop's last frame");
+    stop_running(&mut w, "futex_mutex");
     assert_eq!(frames.len(), 28);
     let (mut walking, mut shed) = (0, 0);
     for (i, fr) in frames.iter().enumerate().skip(1) {

@@ -8,6 +8,7 @@ mod common;
 use std::io::Read;
 use std::time::Duration;
 
+use common::stream::Stream;
 use common::*;
 use serde_json::Value;
 
@@ -49,12 +50,14 @@ fn tlb_shootdowns_match_proc_interrupts_and_sender() {
         return;
     }
     let _g = kernel_lock();
+    // ttop first, then the workload: its 5 s need not cover ttop's start-up as well as
+    // the three frames after it (the first frame, before it, is not compared).
+    let ttop = Stream::start(&["--json", "-n", "4", "-d", "1"]);
     let mut w = spawn_workload("tlbshoot", &["5", "4", "0"]);
     let (head, rest) = first_line(&mut w);
     let pid: u64 = parse_kv(&head)["pid"].parse().unwrap();
     let rest = drain(rest);
-    std::thread::sleep(Duration::from_millis(300));
-    let frames = ttop_json(&["--json", "-n", "3", "-d", "1"]);
+    let frames = ttop.finish().split_off(1);
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),
         "tlbshoot hung"
@@ -181,16 +184,17 @@ fn sleeper_latency_matches_its_own_measure() {
     }
     let _g = kernel_lock();
     // Ten intervals: the host steals CPU time now and then (in 3 of 5 intervals of one CI
-    // run), and such an interval is not compared.
+    // run), and such an interval is not compared. ttop first (its first frame is before
+    // the workload), so the workload's 12 s need not cover ttop's start-up too.
+    // --rt: the collector must read the maps right at the interval's end even though
+    // the CPU it may run on is saturated, or events land in the wrong window.
+    let ttop = Stream::start(&["--json", "--rt", "-n", "11", "-d", "1"]);
     let mut w = spawn_workload("wakelat", &["1", "2", "12", "1000", "19"]);
     let (head, rest) = first_line(&mut w);
     let kv = parse_kv(&head);
     let tid: u64 = kv["tid"].parse().unwrap();
     let rest = drain(rest);
-    std::thread::sleep(Duration::from_millis(300));
-    // --rt: the collector must read the maps right at the interval's end even though
-    // the CPU it may run on is saturated, or events land in the wrong window.
-    let frames = ttop_json(&["--json", "--rt", "-n", "10", "-d", "1"]);
+    let frames = ttop.finish();
     assert!(
         wait_timeout(&mut w, Duration::from_secs(30)),
         "wakelat hung"

@@ -89,15 +89,14 @@ fn only_the_watched_process_is_sampled() {
         return;
     }
     let _g = kernel_lock();
-    let mut a = spawn_workload("burn31", &["1", "5"]);
-    let mut b = spawn_workload("spin", &["1", "5"]);
+    // Both run far longer than the two profiles and are stopped after them.
+    let mut a = spawn_workload("burn31", &["1", "120"]);
+    let mut b = spawn_workload("spin", &["1", "120"]);
     let pa = pid_of(&mut a);
     let (watched, _) = profile(&["-p", &pa.to_string(), "--duration", "2"]);
     let (all, _) = profile(&["--duration", "2"]);
-    for w in [&mut a, &mut b] {
-        let _ = w.kill();
-        let _ = w.wait();
-    }
+    stop_running(&mut a, "burn31");
+    stop_running(&mut b, "spin");
     assert!(!watched.is_empty());
     let prefix = format!("burn31-{pa};");
     assert!(

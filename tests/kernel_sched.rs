@@ -233,10 +233,10 @@ fn switches_match_proc_stat_ctxt() {
         return;
     }
     let _g = kernel_lock();
-    let mut w = spawn_workload("pingpong", &["3"]);
+    let mut w = spawn_workload("pingpong", &["120"]);
     std::thread::sleep(Duration::from_millis(200));
     let frames = ttop_json(&["--json", "-n", "4", "-d", "0.5"]);
-    assert!(wait_timeout(&mut w, Duration::from_secs(20)));
+    stop_running(&mut w, "pingpong");
     let bpf: u64 = frames
         .iter()
         .flat_map(|fr| fr["cpus"].as_array().unwrap().iter())

@@ -223,6 +223,16 @@ pub fn wait_timeout(child: &mut Child, limit: Duration) -> bool {
     false
 }
 
+/// Stop a workload meant to outlast ttop's frames (started to run far longer, so a slow
+/// start of ttop on a loaded machine cannot end it first): it must still be running, or
+/// the frames saw less of it than the test assumes. Then kill and reap it.
+pub fn stop_running(child: &mut Child, what: &str) {
+    let ran_through = matches!(child.try_wait(), Ok(None));
+    let _ = child.kill();
+    assert!(wait_timeout(child, Duration::from_secs(30)), "{what} hung");
+    assert!(ran_through, "{what} ended before ttop's last frame");
+}
+
 /// The median (the mean of the middle two for an even count; NaN when empty).
 pub fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
