@@ -19,6 +19,15 @@
 static __always_inline void futex_call_of(struct task_struct *task, struct ttop_futex_call *c)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+#if defined(__TARGET_ARCH_x86)
+	/* A BTF pointer: plain loads, not probe reads (every wake-up and sleep runs this). */
+	long id = regs->orig_ax;
+
+	if (!is_futex_nr(id))
+		return;
+	futex_decode(id, regs->di, regs->si,
+		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? regs->r10 : 0, c);
+#else
 	long id = syscall_nr(regs);
 
 	if (!is_futex_nr(id))
@@ -26,6 +35,7 @@ static __always_inline void futex_call_of(struct task_struct *task, struct ttop_
 	futex_decode(id, PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
 		     id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? PT_REGS_PARM4_CORE_SYSCALL(regs) : 0,
 		     c);
+#endif
 }
 
 /* `prev` (the current task) switches out at `now`. */

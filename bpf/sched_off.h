@@ -27,8 +27,8 @@ static __always_inline long sleeping_syscall(struct task_struct *task)
 
 	if (!regs)
 		return -1;
-	nr = BPF_CORE_READ(regs, orig_ax);
-	ax = BPF_CORE_READ(regs, ax);
+	nr = UREG(regs, orig_ax);
+	ax = UREG(regs, ax);
 	return ax == -TTOP_ENOSYS ? nr : -1;
 #else
 	return -1;
