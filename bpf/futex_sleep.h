@@ -101,8 +101,9 @@ static __always_inline void futex_sleep_end(struct task_struct *next, __u64 now)
 	wakes = *(volatile __u32 *)&ts->fsleep.wakes;
 	woken = wakes != ts->fsleep.wakes_seen;
 	ts->fsleep.wakes_seen = wakes;
-	key.tid = BPF_CORE_READ(next, pid);
-	key.tgid = BPF_CORE_READ(next, tgid);
+	/* tp_btf's next: plain loads. */
+	key.tid = next->pid;
+	key.tgid = next->tgid;
 	key.uaddr = ts->fsleep.uaddr;
 	dur = now > ts->fsleep.start_ns ? now - ts->fsleep.start_ns : 0;
 	/* Asleep since before these programs were last attached: its wait is unknown. */
