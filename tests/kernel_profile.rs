@@ -95,8 +95,7 @@ fn only_the_watched_process_is_sampled() {
     let pa = pid_of(&mut a);
     let (watched, _) = profile(&["-p", &pa.to_string(), "--duration", "2"]);
     let (all, _) = profile(&["--duration", "2"]);
-    stop_running(&mut a, "burn31");
-    stop_running(&mut b, "spin");
+    stop_all_running(&mut [(&mut a, "burn31"), (&mut b, "spin")]);
     assert!(!watched.is_empty());
     let prefix = format!("burn31-{pa};");
     assert!(

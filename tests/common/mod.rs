@@ -227,10 +227,27 @@ pub fn wait_timeout(child: &mut Child, limit: Duration) -> bool {
 /// start of ttop on a loaded machine cannot end it first): it must still be running, or
 /// the frames saw less of it than the test assumes. Then kill and reap it.
 pub fn stop_running(child: &mut Child, what: &str) {
-    let ran_through = matches!(child.try_wait(), Ok(None));
-    let _ = child.kill();
-    assert!(wait_timeout(child, Duration::from_secs(30)), "{what} hung");
-    assert!(ran_through, "{what} ended before ttop's last frame");
+    stop_all_running(&mut [(child, what)]);
+}
+
+/// `stop_running` for several workloads: every one is stopped before any assertion, so
+/// a failed one leaves none running into the next test.
+pub fn stop_all_running(children: &mut [(&mut Child, &str)]) {
+    let ran: Vec<bool> = children
+        .iter_mut()
+        .map(|(c, _)| matches!(c.try_wait(), Ok(None)))
+        .collect();
+    let reaped: Vec<bool> = children
+        .iter_mut()
+        .map(|(c, _)| {
+            let _ = c.kill();
+            wait_timeout(c, Duration::from_secs(30))
+        })
+        .collect();
+    for (((_, what), ran), reaped) in children.iter().zip(ran).zip(reaped) {
+        assert!(reaped, "{what} hung");
+        assert!(ran, "{what} ended before ttop's last frame");
+    }
 }
 
 /// The median (the mean of the middle two for an even count; NaN when empty).
