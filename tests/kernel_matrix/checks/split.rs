@@ -132,12 +132,21 @@ fn every_threads_wall_time_adds_up_and_lands_where_its_code_spends_it() {
             );
             checked += 1;
         }
-        // The sleepers sleep most of the time, the server polls, the reader reads:
-        // each mostly in its own part, not only "on CPU or runnable".
+        // The sleeper sleeps, the server polls, the reader reads: the time each spends
+        // off CPU and not runnable is mostly in its own part, and there is such time.
+        // Not "more than half the interval": how long each waits for a CPU depends on
+        // the machine (a 6.12 guest sharing the host's two cores with two others had
+        // the sleeper runnable 0.49 s of 1.01, asleep 0.47).
         let t = |r: &str| by_tid[&u64::from(roles[r])];
-        assert!(part(t("sleep"), "sleep") > 0.5 * secs, "{}", t("sleep"));
-        assert!(part(t("server"), "poll") > 0.5 * secs, "{}", t("server"));
-        assert!(part(t("reader"), "read") > 0.5 * secs, "{}", t("reader"));
+        for (role, own) in [("sleep", "sleep"), ("server", "poll"), ("reader", "read")] {
+            let th = t(role);
+            let off = sum(th) - part(th, "on_cpu") - part(th, "runnable");
+            assert!(off > 0.2 * secs, "{role} was hardly ever off CPU: {th}");
+            assert!(
+                part(th, own) > 0.9 * off,
+                "{role}: {own} is not its sleep: {th}"
+            );
+        }
         if !in_vm() {
             assert!(part(t("fsync"), "io") > 0.05 * secs, "{}", t("fsync"));
         }
