@@ -61,7 +61,7 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 
 /* A field of the registers task_user_regs returned: a plain load where they are a BTF
  * pointer (bpf_task_pt_regs), a probe read (a helper call) before. On the switch and
- * wake-up paths these reads ran at every sleep: see docs/overhead.md. */
+ * wake-up paths these reads ran at every sleep: see docs/dev/benchmarks.md. */
 #define UREG(regs, field)                                                      \
 	(bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)   \
 		 ? (regs)->field                                               \
