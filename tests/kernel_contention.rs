@@ -204,7 +204,7 @@ fn spin_waits_side_by_side() -> Option<SpinWaits> {
         .iter()
         .filter_map(|fr| {
             let (mut n, mut ms) = (0u64, 0.0);
-            for r in fr["locks"].as_array().unwrap() {
+            for r in all_lock_rows(fr) {
                 if r["type"] != "spinlock" {
                     continue;
                 }

@@ -136,7 +136,7 @@ fn a_storm_over_budget_sheds_kernel_stacks() {
         if shed == 0 || all < 2000 {
             continue;
         }
-        let rows = fr["locks"].as_array().unwrap();
+        let rows: Vec<&Value> = common::locks::all_lock_rows(fr).collect();
         let counted: u64 = rows.iter().map(|r| r["contended"].as_u64().unwrap()).sum();
         let not_sampled: u64 = rows
             .iter()

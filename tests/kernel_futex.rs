@@ -115,10 +115,7 @@ fn no_futex_measures_no_futex_figure_and_keeps_the_lock_view() {
                 "a futex finding without futex figures: {f}"
             );
         }
-        lock_waits += fr["locks"]
-            .as_array()
-            .unwrap()
-            .iter()
+        lock_waits += common::locks::all_lock_rows(fr)
             .flat_map(|l| l["waiters"].as_array().unwrap())
             .filter(|w| u(&w["pid"]) == pid)
             .map(|w| u(&w["contended"]))

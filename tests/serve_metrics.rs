@@ -124,10 +124,7 @@ fn expected(f: &Value, name: &str, labels: &[(String, String)]) -> Option<f64> {
     };
     let locks = |field: &str| {
         let t = label(labels, "type");
-        f["locks"]
-            .as_array()
-            .unwrap()
-            .iter()
+        common::locks::all_lock_rows(f)
             .filter(|l| l["type"] == t)
             .map(|l| l[field].as_f64().unwrap())
             .sum::<f64>()

@@ -179,6 +179,46 @@ fn locks_160x50() {
     snap!("locks_160x50", t);
 }
 
+/// Thread churn beside the fixture: 80 page-table locks of another process, one wait a
+/// second each. The table keeps its 64 rows with the most wait and its title counts the
+/// rest (summed by caller in the JSON's locks_rest).
+#[test]
+fn locks_cut_from_the_table_are_counted_160x50() {
+    let sys = fixtures::system();
+    let sample = |s: u64| {
+        let mut x = fixtures::incident(s, true);
+        let mut c = contention::fixture(s);
+        c.locks.extend((0..80u64).map(|i| contention::LockSample {
+            lock: 0xffff_8880_1000_0000 + i * 0x1000,
+            tgid: 7001,
+            flags: 1,
+            contended: s,
+            wait_ns: 2_000 * s,
+            max_wait_ns: 2_000,
+            comm: "churn".into(),
+            caller: "__pte_offset_map_lock+0xa0".into(),
+            kstack: Some(1000 + i as i64),
+            ..Default::default()
+        }));
+        x.contention = Some(c);
+        x
+    };
+    let mut app = App::new();
+    let f = derive(&sys, Some(&sample(9)), &sample(10));
+    let rest = &f.contention.locks_rest;
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    let (shown, cut) = (f.contention.locks.len() as u64, rest[0].locks);
+    assert_eq!(shown, 64);
+    app.push_frame(f);
+    app.handle(Action::GoTo(View::Locks));
+    let t = text(&app, 160, 50);
+    assert!(
+        t.contains(&format!("Kernel locks: 64 +{cut} not listed ({cut} waits)")),
+        "{t}"
+    );
+    snap!("locks_churn_160x50", t);
+}
+
 /// The overview after `n` intervals judged by a findings Window, as live does.
 fn judged_app(n: u64) -> App {
     let sys = fixtures::system();

@@ -220,9 +220,19 @@ pub fn derive(sys: &SystemInfo, prev: Option<&Sample>, cur: &Sample) -> Frame {
     };
     // The contention tables, the per-process futex columns, and the contention events
     // lost added to the Frame's total.
+    // With a filter, the watched processes' part of each contention Sample
+    // (scope.rs: before the tables are cut to their rows).
+    let scoped = |s: Option<&super::contention::ContentionSample>| {
+        let f = cur.filter.as_ref()?;
+        s.map(|s| super::scope::scope_contention(s, &f.matched))
+    };
+    let (prev_c, cur_c) = (
+        scoped(prev.and_then(|p| p.contention.as_ref())),
+        scoped(cur.contention.as_ref()),
+    );
     frame.contention = super::contention::frame::derive_contention(
-        prev.and_then(|p| p.contention.as_ref()),
-        cur.contention.as_ref(),
+        prev_c.as_ref().or(prev.and_then(|p| p.contention.as_ref())),
+        cur_c.as_ref().or(cur.contention.as_ref()),
         prev.is_some(),
         &cur.procs,
         &mut frame.procs,

@@ -189,11 +189,12 @@ pub fn gauges(o: &mut Out, f: &Frame, top: usize) {
         "Time asleep in futex waits per second, summed over threads",
         words.iter().map(|w| (fl(w), per_s(w.total_wait_ms / 1e3))),
     );
+    // Every lock's waits, not the `locks` table's rows (cut to the worst 64).
     let mut by_type: std::collections::BTreeMap<&str, (u64, f64)> = Default::default();
-    for lk in &c.locks {
-        let e = by_type.entry(lk.kind.as_str()).or_default();
-        e.0 += lk.contended;
-        e.1 += lk.total_wait_ms;
+    for t in &c.lock_types {
+        let e = by_type.entry(t.kind.as_str()).or_default();
+        e.0 += t.contended;
+        e.1 += t.wait_ns as f64 / 1e6;
     }
     o.family(
         "kernel_lock_contended_per_second",

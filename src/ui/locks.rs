@@ -194,7 +194,15 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
         title: format!(
             " Kernel locks: {} (* mmap_lock), sorted by {} (s: next column, S: reverse) ",
             if fr.mode == "bpf" && fr.contention.contention_measured.locks {
-                rows_all.len().to_string()
+                let rest = &fr.contention.locks_rest;
+                match rest.iter().map(|r| r.locks).sum::<u64>() {
+                    0 => rows_all.len().to_string(),
+                    n => format!(
+                        "{} +{n} not listed ({} waits)",
+                        rows_all.len(),
+                        rest.iter().map(|r| r.contended).sum::<u64>()
+                    ),
+                }
             } else {
                 "not measured".to_string()
             },

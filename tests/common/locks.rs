@@ -9,6 +9,18 @@ use serde_json::Value;
 use super::stream::{Stream, first_line, num, problems, u};
 use super::{spawn_workload, wait_timeout};
 
+/// A frame's kernel-lock rows: the `locks` table's and the rows cut from it, summed by
+/// caller in `locks_rest` (thread churn gives each page-table lock a row: the table
+/// alone misses waits). The rest rows have no `lock`.
+pub fn all_lock_rows(fr: &Value) -> impl Iterator<Item = &Value> {
+    let rows = |k: &str| fr[k].as_array().map(|v| v.as_slice()).unwrap_or_default();
+    fr["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(rows("locks_rest"))
+}
+
 /// Whether this kernel has the lock:contention_begin/end tracepoints (5.19+), read from
 /// tracefs, not from ttop.
 pub fn kernel_has_lock_tracepoints() -> bool {
@@ -53,7 +65,7 @@ pub fn lock_waits_by<K: Ord>(
 ) -> std::collections::BTreeMap<K, u64> {
     let mut rows = std::collections::BTreeMap::new();
     for fr in frames {
-        for r in fr["locks"].as_array().unwrap() {
+        for r in all_lock_rows(fr) {
             let mine: u64 = r["waiters"]
                 .as_array()
                 .unwrap()

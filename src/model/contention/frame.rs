@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::model::contention::{
     ContentionDrops, ContentionSample, FutexProcSample, FutexSample, FutexThreadSample,
-    KernelStacks, LockSample, UserFrames,
+    KernelStacks, UserFrames,
 };
 use crate::model::join::KeyMap;
 use crate::model::opt::Opt;
@@ -109,6 +109,25 @@ pub struct LockFrame {
     pub waiters: Vec<LockWaiterFrame>,
 }
 
+/// The kernel-lock rows cut from `locks` (beyond its MAX_ROWS with the most wait),
+/// summed by type, caller and mmap_lock: thread churn gives every page-table lock a row
+/// of its own, and the table would otherwise leave those waits out of the Frame.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LockRestFrame {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub caller: String,
+    pub mmap_lock: bool,
+    /// How many `locks` rows (lock addresses) this one sums.
+    pub locks: u64,
+    pub contended: u64,
+    pub total_wait_ms: f64,
+    pub max_wait_us: f64,
+    pub avg_wait_us: f64,
+    /// The processes that waited, most waiting first.
+    pub waiters: Vec<LockWaiterFrame>,
+}
+
 /// "pid R (holder) held pid V's (victim's) mmap_lock hold_ms; `waiters` threads of
 /// waiter_pid waited total_wait_ms", for the interval. The waiting process is usually
 /// the victim itself; another process reading the victim's memory (/proc/V/environ,
@@ -154,8 +173,10 @@ pub struct ContentionFrame {
     pub futexes: Vec<FutexFrame>,
     /// Threads by futex calls.
     pub futex_threads: Vec<FutexThreadFrame>,
-    /// Kernel locks by total wait.
+    /// Kernel locks by total wait, the MAX_ROWS with the most.
     pub locks: Vec<LockFrame>,
+    /// The rest of the kernel-lock rows, summed by caller.
+    pub locks_rest: Vec<LockRestFrame>,
     /// mmap_lock (victim, holder) pairs by total wait.
     pub mmap_lock: Vec<MmapLockFrame>,
     /// Contention events lost this interval, by map.
@@ -360,10 +381,12 @@ pub fn derive_contention(
         row.futex_wait_ms = Opt::some(ms(delta(p.1, c.1)));
         row.futex_slept = Opt::some(delta(p.2, c.2));
     }
+    let (locks, locks_rest) = lock_rows(prev, cur, &comm);
     ContentionFrame {
         futexes: futex_rows(prev, cur, &comm),
         futex_threads: futex_thread_rows(prev, cur),
-        locks: lock_rows(prev, cur, &comm),
+        locks,
+        locks_rest,
         mmap_lock: mmap_rows(prev, cur, &comm),
         contention_drops: drops(prev, cur),
         kernel_stacks: kernel_stacks(prev, cur),

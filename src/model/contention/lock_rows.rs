@@ -2,13 +2,8 @@
 //! mmap_lock waits told apart. Part of `contention::frame`.
 
 use super::*;
-use crate::model::contention::lock_types::lock_type;
+use crate::model::contention::lock_types::{entry_deltas, lock_type};
 
-/// (lock, caller, tgid, flags, is_mmap, stack id): a kernel entry. Recordings made
-/// before the stack id was kept have None, and the caller stands for it there.
-type LockKey = (u64, String, u32, u32, bool, Option<i64>);
-/// (contended, wait_ns, max_wait_ns, waiter comm).
-type LockTotals = (u64, u64, u64, String);
 /// A row being built and its (contended, wait_ns, max_wait_ns).
 type LockAcc = (LockFrame, u64, u64, u64);
 
@@ -16,53 +11,11 @@ pub(super) fn lock_rows(
     prev: Option<&ContentionSample>,
     cur: &ContentionSample,
     comm: &dyn Fn(u32) -> String,
-) -> Vec<LockFrame> {
-    // Subtracted per kernel entry: several stacks share a caller, and their sum falls
-    // when one of them is deleted as idle, which read as a counter reset counted the
-    // others' whole totals again (1.56 M contentions in an interval of 1.06 M).
-    let key = |l: &LockSample| -> LockKey {
-        (
-            l.lock,
-            l.caller.clone(),
-            l.tgid,
-            l.flags,
-            l.is_mmap,
-            l.kstack,
-        )
-    };
-    // The previous read is looked up by the kernel key alone where the stack id is kept:
-    // an entry's caller can be named between two reads (`?` while its stack is unread).
-    let by_id = |mut k: LockKey| {
-        if k.5.is_some() {
-            k.1.clear();
-        }
-        k
-    };
-    let mut pm: HashMap<LockKey, (u64, u64)> = HashMap::new();
-    for l in prev.map(|p| p.locks.as_slice()).unwrap_or_default() {
-        let e = pm.entry(by_id(key(l))).or_default();
-        e.0 += l.contended;
-        e.1 += l.wait_ns;
-    }
-    let mut cm: HashMap<LockKey, LockTotals> = HashMap::new();
-    for l in &cur.locks {
-        let e = cm.entry(key(l)).or_default();
-        e.0 += l.contended;
-        e.1 += l.wait_ns;
-        e.2 = e.2.max(l.max_wait_ns);
-        if e.3.is_empty() {
-            e.3 = l.comm.clone();
-        }
-    }
+) -> (Vec<LockFrame>, Vec<LockRestFrame>) {
     // Group by (lock, caller, type): one row, with the processes that waited.
     let mut rows: HashMap<(u64, String, u32, bool), LockAcc> = HashMap::new();
-    for (k, (cont, wait, max, wcomm)) in cm {
-        let (pc, pw) = pm.get(&by_id(k.clone())).copied().unwrap_or_default();
-        let dc = delta(pc, cont);
-        let dw = delta(pw, wait);
-        if dc == 0 {
-            continue;
-        }
+    for (k, d) in entry_deltas(prev, cur) {
+        let (dc, dw, max, wcomm) = (d.contended, d.wait_ns, d.max_wait_ns, d.comm);
         let (lock, caller, tgid, flags, mmap, _) = k;
         let e = rows
             .entry((lock, caller.clone(), flags, mmap))
@@ -91,28 +44,85 @@ pub(super) fn lock_rows(
             total_wait_ms: ms(dw),
         });
     }
-    let mut out: Vec<LockFrame> = rows
-        .into_values()
+    let mut accs: Vec<LockAcc> = rows.into_values().collect();
+    accs.sort_by(|a, b| {
+        b.2.cmp(&a.2)
+            .then(b.1.cmp(&a.1))
+            .then(a.0.caller.cmp(&b.0.caller))
+            .then(a.0.lock.cmp(&b.0.lock))
+    });
+    let rest = accs.split_off(accs.len().min(MAX_ROWS));
+    let out = accs
+        .into_iter()
         .map(|(mut f, n, w, m)| {
             f.contended = n;
             f.total_wait_ms = ms(w);
             f.max_wait_us = max_us(m, w, n);
             f.avg_wait_us = avg_us(w, n);
-            f.waiters.sort_by(|a, b| {
-                b.total_wait_ms
-                    .total_cmp(&a.total_wait_ms)
-                    .then(a.pid.cmp(&b.pid))
-            });
+            sort_waiters(&mut f.waiters);
             f
         })
         .collect();
-    out.sort_by(|a, b| {
+    (out, fold_rest(rest))
+}
+
+fn sort_waiters(w: &mut [LockWaiterFrame]) {
+    w.sort_by(|a, b| {
         b.total_wait_ms
             .total_cmp(&a.total_wait_ms)
-            .then(b.contended.cmp(&a.contended))
-            .then(a.caller.cmp(&b.caller))
-            .then(a.lock.cmp(&b.lock))
+            .then(a.pid.cmp(&b.pid))
     });
-    out.truncate(MAX_ROWS);
-    out
+}
+
+/// The rows cut from the table, summed by (type, caller, mmap_lock), most waiting first:
+/// what the table leaves out stays in the Frame, so its rows and these add up to every
+/// wait of the interval.
+fn fold_rest(rest: Vec<LockAcc>) -> Vec<LockRestFrame> {
+    type RestAcc = (LockRestFrame, u64, u64, u64, HashMap<u32, LockWaiterFrame>);
+    let mut by: HashMap<(String, String, bool), RestAcc> = HashMap::new();
+    for (f, n, w, m) in rest {
+        let e = by
+            .entry((f.kind.clone(), f.caller.clone(), f.mmap_lock))
+            .or_insert_with(|| {
+                let r = LockRestFrame {
+                    kind: f.kind.clone(),
+                    caller: f.caller.clone(),
+                    mmap_lock: f.mmap_lock,
+                    ..Default::default()
+                };
+                (r, 0, 0, 0, HashMap::new())
+            });
+        e.0.locks += 1;
+        e.1 += n;
+        e.2 += w;
+        e.3 = e.3.max(m);
+        for wt in f.waiters {
+            let x = e.4.entry(wt.pid).or_insert_with(|| LockWaiterFrame {
+                pid: wt.pid,
+                comm: wt.comm.clone(),
+                ..Default::default()
+            });
+            x.contended += wt.contended;
+            x.total_wait_ms += wt.total_wait_ms;
+        }
+    }
+    let mut out: Vec<(LockRestFrame, u64, u64)> = by
+        .into_values()
+        .map(|(mut r, n, w, m, waiters)| {
+            r.contended = n;
+            r.total_wait_ms = ms(w);
+            r.max_wait_us = max_us(m, w, n);
+            r.avg_wait_us = avg_us(w, n);
+            r.waiters = waiters.into_values().collect();
+            sort_waiters(&mut r.waiters);
+            (r, w, n)
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then(b.2.cmp(&a.2))
+            .then(a.0.caller.cmp(&b.0.caller))
+            .then(a.0.kind.cmp(&b.0.kind))
+    });
+    out.into_iter().map(|(r, _, _)| r).collect()
 }

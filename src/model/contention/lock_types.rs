@@ -16,33 +16,82 @@ pub struct LockTypeTotal {
     pub wait_ns: u64,
 }
 
+/// (lock, caller, tgid, flags, is_mmap, stack id): a kernel entry. Recordings made
+/// before the stack id was kept have None, and the caller stands for it there.
+pub type LockKey = (u64, String, u32, u32, bool, Option<i64>);
+
+/// One kernel entry's part of the interval.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EntryDelta {
+    pub contended: u64,
+    pub wait_ns: u64,
+    /// The entry's longest wait of this interval (the Sample's is per tick already).
+    pub max_wait_ns: u64,
+    /// The comm of its first waiter.
+    pub comm: String,
+}
+
+/// Each kernel entry of `cur` with contentions in the interval, against the same entry of
+/// `prev`: what the `locks` rows and the totals by type are both built from.
+pub fn entry_deltas(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+) -> Vec<(LockKey, EntryDelta)> {
+    // Subtracted per kernel entry: several stacks share a caller, and their sum falls
+    // when one of them is deleted as idle, which read as a counter reset counted the
+    // others' whole totals again (1.56 M contentions in an interval of 1.06 M).
+    let key = |l: &LockSample| -> LockKey {
+        (
+            l.lock,
+            l.caller.clone(),
+            l.tgid,
+            l.flags,
+            l.is_mmap,
+            l.kstack,
+        )
+    };
+    // The previous read is looked up by the kernel key alone where the stack id is kept:
+    // an entry's caller can be named between two reads (`?` while its stack is unread).
+    let by_id = |mut k: LockKey| {
+        if k.5.is_some() {
+            k.1.clear();
+        }
+        k
+    };
+    let mut before: HashMap<LockKey, (u64, u64)> = HashMap::new();
+    for l in prev.map(|p| p.locks.as_slice()).unwrap_or_default() {
+        let e = before.entry(by_id(key(l))).or_default();
+        e.0 += l.contended;
+        e.1 += l.wait_ns;
+    }
+    let mut now: HashMap<LockKey, EntryDelta> = HashMap::new();
+    for l in &cur.locks {
+        let e = now.entry(key(l)).or_default();
+        e.contended += l.contended;
+        e.wait_ns += l.wait_ns;
+        e.max_wait_ns = e.max_wait_ns.max(l.max_wait_ns);
+        if e.comm.is_empty() {
+            e.comm = l.comm.clone();
+        }
+    }
+    now.into_iter()
+        .filter_map(|(k, mut d)| {
+            let (pc, pw) = before.get(&by_id(k.clone())).copied().unwrap_or_default();
+            d.contended = delta(pc, d.contended);
+            d.wait_ns = delta(pw, d.wait_ns);
+            (d.contended > 0).then_some((k, d))
+        })
+        .collect()
+}
+
 /// The interval's contentions by lock type, each kernel entry diffed against the same
 /// entry of `prev` (as the `locks` rows are), sorted by type.
 pub fn lock_types(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Vec<LockTypeTotal> {
-    type Key = (u64, String, u32, u32, bool);
-    let key = |l: &LockSample| -> Key { (l.lock, l.caller.clone(), l.tgid, l.flags, l.is_mmap) };
-    let mut before: HashMap<Key, (u64, u64)> = HashMap::new();
-    for l in prev.map(|p| p.locks.as_slice()).unwrap_or_default() {
-        let e = before.entry(key(l)).or_default();
-        e.0 += l.contended;
-        e.1 += l.wait_ns;
-    }
-    let mut now: HashMap<Key, (u64, u64)> = HashMap::new();
-    for l in &cur.locks {
-        let e = now.entry(key(l)).or_default();
-        e.0 += l.contended;
-        e.1 += l.wait_ns;
-    }
     let mut by_type: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for (k, (c, w)) in now {
-        let (pc, pw) = before.get(&k).copied().unwrap_or_default();
-        let dc = delta(pc, c);
-        if dc == 0 {
-            continue;
-        }
+    for (k, d) in entry_deltas(prev, cur) {
         let e = by_type.entry(lock_type(k.3)).or_default();
-        e.0 += dc;
-        e.1 += delta(pw, w);
+        e.0 += d.contended;
+        e.1 += d.wait_ns;
     }
     by_type
         .into_iter()
