@@ -117,10 +117,51 @@ static __always_inline struct ipi_src_stats *src_get_for(__u32 tgid, __u32 kind,
 	return s;
 }
 
-/* The current process sends (or queues) it. */
-static __always_inline struct ipi_src_stats *src_get(__u32 kind, __u64 func)
+/* Add to the sender's entry in ipi_src. */
+static __always_inline void src_add(struct ipi_src_key *k, __u64 ipis, __u64 queued)
 {
-	return src_get_for(bpf_get_current_pid_tgid() >> 32, kind, func);
+	struct ipi_src_stats *s = src_get_for(k->tgid, k->kind, k->func);
+
+	if (!s)
+		return;
+	if (ipis)
+		__sync_fetch_and_add(&s->ipis, ipis);
+	if (queued)
+		__sync_fetch_and_add(&s->queued, queued);
+}
+
+/* The current process sent `ipis` IPIs or queued `queued` calls: counted in this CPU's
+ * sums (c->acc), which go to ipi_src when this CPU counts another sender. */
+static __always_inline void src_count(struct irq_cpu_stats *c, __u32 kind, __u64 func,
+				      __u64 ipis, __u64 queued)
+{
+	struct ipi_src_key k = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.kind = kind,
+		.func = func,
+	};
+	struct ipi_src_acc *a;
+
+	/* No copy, or this run interrupted another program's change of it (an IPI sent
+	 * from an interrupt): straight to the hash, which takes atomic adds. */
+	if (!c || c->acc.seq_end != c->acc.seq_begin) {
+		src_add(&k, ipis, queued);
+		return;
+	}
+	a = &c->acc;
+	/* Full barriers: the stores between them are seen after seq_end and before
+	 * seq_begin by a reader on another CPU. */
+	__sync_fetch_and_add(&a->seq_end, 1);
+	if (a->key.tgid != k.tgid || a->key.kind != k.kind || a->key.func != k.func) {
+		if (a->s.ipis || a->s.queued)
+			src_add(&a->key, a->s.ipis, a->s.queued);
+		a->key = k;
+		a->s.ipis = 0;
+		a->s.queued = 0;
+	}
+	a->s.ipis += ipis;
+	a->s.queued += queued;
+	__sync_fetch_and_add(&a->seq_begin, 1);
 }
 
 static __always_inline __u32 call_kind(__u64 func)
@@ -136,16 +177,13 @@ int BPF_PROG(ttop_csd_queue_cpu, unsigned int cpu, unsigned long callsite, void 
 	struct irq_cpu_stats *c = this_cpu();
 	__u64 f = (__u64)func;
 	__u32 kind = call_kind(f);
-	struct ipi_src_stats *s;
 
 	if (c) {
 		c->csd_func = f;
 		if (kind == IPI_SENT_TLB)
 			c->tlb_requests++;
 	}
-	s = src_get(kind, f);
-	if (s)
-		__sync_fetch_and_add(&s->queued, 1);
+	src_count(c, kind, f, 0, 1);
 	return 0;
 }
 
@@ -160,7 +198,6 @@ static __always_inline __u32 popcount64(__u64 x)
 static __always_inline void sent(__u64 callback, __u32 n)
 {
 	struct irq_cpu_stats *c = this_cpu();
-	struct ipi_src_stats *s;
 	__u64 func = callback;
 	__u32 kind;
 
@@ -181,9 +218,7 @@ static __always_inline void sent(__u64 callback, __u32 n)
 	barrier_var(kind);
 	if (c && kind < IPI_SENT__COUNT)
 		c->sent[kind] += n;
-	s = src_get(kind, func);
-	if (s)
-		__sync_fetch_and_add(&s->ipis, n);
+	src_count(c, kind, func, n, 0);
 }
 
 SEC("raw_tp/ipi_send_cpu")

@@ -397,16 +397,6 @@ enum ttop_ipi_sent {
 
 /* One slot per CPU (array indexed by CPU id); every field is written only by
  * programs running on that CPU. */
-struct irq_cpu_stats {
-	__u64 recv[IPI_RECV__COUNT];  /* IPIs received, by vector */
-	__u64 sent[IPI_SENT__COUNT];  /* IPIs sent from this CPU, by purpose */
-	__u64 tlb[TTOP_TLB_REASONS];  /* tlb:tlb_flush events on this CPU, by reason */
-	__u64 tlb_shootdowns;         /* flush_tlb_func run here for another CPU (csd):
-	                               * what /proc/interrupts TLB counts */
-	__u64 tlb_requests;           /* remote flushes this CPU queued (csd_queue_cpu) */
-	__u64 csd_func;               /* scratch: function of the last csd queued here */
-};
-
 /* Hash key: who sent IPIs (or queued remote function calls), and for what. */
 struct ipi_src_key {
 	__u32 tgid;                   /* current process at send time (0: idle / kernel) */
@@ -417,6 +407,30 @@ struct ipi_src_key {
 struct ipi_src_stats {
 	__u64 ipis;                   /* IPIs actually sent (one per target CPU) */
 	__u64 queued;                 /* remote calls queued (csd_queue_cpu), IPI or not */
+};
+
+/* One CPU's sums for the sender it counted last, added to `ipi_src` only when that CPU
+ * counts another (as ttop_lock_acc: seq_end bumped before a change, seq_begin after; a
+ * copy with the two equal is whole). A cross-CPU wakeup storm queues a call and sends an
+ * IPI per wakeup, from both CPUs under the same key: counted straight into the hash
+ * entry, its cache line moved between the CPUs twice a wakeup. User space reads
+ * `ipi_src`, then these, and sums them by key. */
+struct ipi_src_acc {
+	__u64 seq_begin;
+	struct ipi_src_key key;
+	struct ipi_src_stats s;       /* both 0: empty */
+	__u64 seq_end;
+};
+
+struct irq_cpu_stats {
+	__u64 recv[IPI_RECV__COUNT];  /* IPIs received, by vector */
+	__u64 sent[IPI_SENT__COUNT];  /* IPIs sent from this CPU, by purpose */
+	__u64 tlb[TTOP_TLB_REASONS];  /* tlb:tlb_flush events on this CPU, by reason */
+	__u64 tlb_shootdowns;         /* flush_tlb_func run here for another CPU (csd):
+	                               * what /proc/interrupts TLB counts */
+	__u64 tlb_requests;           /* remote flushes this CPU queued (csd_queue_cpu) */
+	__u64 csd_func;               /* scratch: function of the last csd queued here */
+	struct ipi_src_acc acc;       /* this CPU's unflushed sender sums */
 };
 
 /* Losses of the irq collector; index the `idrops` array with these. */

@@ -445,7 +445,7 @@ impl Collector {
                 })
                 .collect();
             s.forget_procs(&gone);
-            if let Some(i) = self.irq.as_ref() {
+            if let Some(i) = self.irq.as_mut() {
                 i.forget_procs(&gone);
             }
         }

@@ -34,6 +34,8 @@ pub struct IrqCollector {
     measured: IrqMeasured,
     /// Where the per-CPU TLB shootdowns received come from.
     shoot: Shootdowns,
+    /// Gone processes whose sender sums a CPU still held at the last forget_procs.
+    forget_later: Vec<u32>,
 }
 
 /// The hooks the programs can use on this kernel.
@@ -349,6 +351,7 @@ impl IrqCollector {
             features,
             measured,
             shoot,
+            forget_later: Vec::new(),
         })
     }
 
@@ -369,12 +372,19 @@ impl IrqCollector {
             ..IrqSample::default()
         };
         let inserts = self.skel.maps.bss_data.as_deref().map(|b| b.inserts[0]);
-        let maps = &self.skel.maps;
-        for cpu in 0..self.ncpus {
-            let Ok(Some(v)) = maps.irq_cpu.lookup(&cpu.to_ne_bytes(), MapFlags::ANY) else {
-                continue;
-            };
-            let c: types::irq_cpu_stats = from_bytes(&v);
+        // The senders' entries, then each CPU's sums not yet in them (ipi_src_acc in
+        // bpf/ttop.h), in that order: a CPU that moves its sums into an entry between
+        // the two reads leaves them to the next read instead of counting them twice.
+        let mut raw = Vec::new();
+        self.walk
+            .for_each(&self.skel.maps.ipi_src, inserts, |k, v| {
+                let k: types::ipi_src_key = from_bytes(k);
+                let s: types::ipi_src_stats = from_bytes(v);
+                raw.push((k, s));
+            });
+        let id = |k: &types::ipi_src_key| (k.tgid, k.kind, k.func);
+        let mut index: Option<HashMap<(u32, u32, u64), usize>> = None;
+        for (cpu, c) in self.read_cpus() {
             out.cpus.push(IrqCpu {
                 cpu,
                 recv: c.recv[..4].to_vec(),
@@ -387,13 +397,28 @@ impl IrqCollector {
                 },
                 tlb_requests: c.tlb_requests,
             });
+            let a = c.acc;
+            if a.s.ipis == 0 && a.s.queued == 0 {
+                continue;
+            }
+            // One pass over the entries, the first time a CPU holds sums.
+            let index = index.get_or_insert_with(|| {
+                raw.iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (id(k), i))
+                    .collect()
+            });
+            match index.get(&id(&a.key)) {
+                Some(&i) => {
+                    raw[i].1.ipis += a.s.ipis;
+                    raw[i].1.queued += a.s.queued;
+                }
+                None => {
+                    index.insert(id(&a.key), raw.len());
+                    raw.push((a.key, a.s));
+                }
+            }
         }
-        let mut raw = Vec::new();
-        self.walk.for_each(&maps.ipi_src, inserts, |k, v| {
-            let k: types::ipi_src_key = from_bytes(k);
-            let s: types::ipi_src_stats = from_bytes(v);
-            raw.push((k, s));
-        });
         for (k, s) in raw {
             let func = self.name(k.func);
             out.senders.push(IpiSender {
@@ -413,16 +438,54 @@ impl IrqCollector {
         (out, drops)
     }
 
+    /// Each CPU's counters, each copy read whole (its sender sums not being changed).
+    fn read_cpus(&self) -> Vec<(u32, types::irq_cpu_stats)> {
+        let mut out = Vec::new();
+        for cpu in 0..self.ncpus {
+            // A CPU changes its sums for well under a microsecond: a second read nearly
+            // always finds them whole.
+            let mut last = None;
+            for _ in 0..1000 {
+                let key = cpu.to_ne_bytes();
+                let Ok(Some(v)) = self.skel.maps.irq_cpu.lookup(&key, MapFlags::ANY) else {
+                    break;
+                };
+                let c: types::irq_cpu_stats = from_bytes(&v);
+                let whole = c.acc.seq_begin == c.acc.seq_end;
+                last = Some(c);
+                if whole {
+                    break;
+                }
+            }
+            if let Some(c) = last {
+                out.push((cpu, c));
+            }
+        }
+        out
+    }
+
     /// Forget the sender rows of processes that are gone (after they were reported).
-    pub fn forget_procs(&self, tgids: &[u32]) {
-        if tgids.is_empty() {
+    /// A gone process whose sums a CPU still holds keeps its rows until that CPU has
+    /// moved them into ipi_src (when it counts another sender): deleted earlier, they
+    /// would come back as a new row.
+    pub fn forget_procs(&mut self, tgids: &[u32]) {
+        let mut gone: foldhash::HashSet<u32> = tgids.iter().copied().collect();
+        gone.extend(self.forget_later.drain(..));
+        if gone.is_empty() {
             return;
         }
-        let gone: foldhash::HashSet<u32> = tgids.iter().copied().collect();
+        let held: foldhash::HashSet<u32> = self
+            .read_cpus()
+            .iter()
+            .filter(|(_, c)| c.acc.s.ipis != 0 || c.acc.s.queued != 0)
+            .map(|(_, c)| c.acc.key.tgid)
+            .collect();
+        self.forget_later = gone.intersection(&held).copied().collect();
         let maps = &self.skel.maps;
         let mut keys = Vec::new();
         map_read::for_each(&maps.ipi_src, |k, _| {
-            if gone.contains(&from_bytes::<types::ipi_src_key>(k).tgid) {
+            let t = from_bytes::<types::ipi_src_key>(k).tgid;
+            if gone.contains(&t) && !held.contains(&t) {
                 keys.extend_from_slice(k);
             }
         });
