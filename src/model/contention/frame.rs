@@ -381,7 +381,10 @@ pub fn derive_contention(
         row.futex_wait_ms = Opt::some(ms(delta(p.1, c.1)));
         row.futex_slept = Opt::some(delta(p.2, c.2));
     }
-    let (locks, locks_rest) = lock_rows(prev, cur, &comm);
+    // Each kernel entry's part of the interval, once: the rows and the totals by type.
+    let deltas = super::lock_types::entry_deltas(prev, cur);
+    let lock_types = super::lock_types::lock_types(&deltas);
+    let (locks, locks_rest) = lock_rows(deltas, &comm);
     ContentionFrame {
         futexes: futex_rows(prev, cur, &comm),
         futex_threads: futex_thread_rows(prev, cur),
@@ -393,7 +396,7 @@ pub fn derive_contention(
         user_frames: user_frames(prev, cur),
         stack_maps: stack_maps(prev, cur),
         contention_measured: measured,
-        lock_types: super::lock_types::lock_types(prev, cur),
+        lock_types,
         futex_wait_hist: futex_wait_hist(prev, cur),
         futex_wait_hist_ns: prev.map_or(0, |p| delta(p.futex_wait_hist_ns, cur.futex_wait_hist_ns)),
     }

@@ -5,6 +5,15 @@ use crate::model::contention::lock_types::lock_type;
 use crate::model::contention::{LockSample, MmapSample, fixture};
 use crate::model::{derive, fixtures};
 
+/// The lock rows of one interval (and the rows cut from them).
+fn rows_of(
+    prev: Option<&ContentionSample>,
+    cur: &ContentionSample,
+) -> (Vec<LockFrame>, Vec<LockRestFrame>) {
+    let deltas = crate::model::contention::lock_types::entry_deltas(prev, cur);
+    super::lock_rows::lock_rows(deltas, &|_| String::new())
+}
+
 fn frame(secs: u64) -> crate::model::Frame {
     let sys = fixtures::system();
     let mut prev = fixtures::incident(secs - 1, true);
@@ -425,7 +434,7 @@ fn a_caller_whose_sibling_stack_went_idle_counts_only_new_contentions() {
     };
     let prev = sample(vec![entry(3555, 1_560_000), entry(2662, 1_000_000)]);
     let cur = sample(vec![entry(2662, 1_000_050)]);
-    let (rows, _) = super::lock_rows::lock_rows(Some(&prev), &cur, &|_| String::new());
+    let (rows, _) = rows_of(Some(&prev), &cur);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].contended, 50, "{rows:?}");
     // An entry named between two reads ("?" while its stack was unread) is the same
@@ -434,17 +443,16 @@ fn a_caller_whose_sibling_stack_went_idle_counts_only_new_contentions() {
         caller: "?".into(),
         ..entry(2662, 1_000_000)
     };
-    let (rows, _) = super::lock_rows::lock_rows(
+    let (rows, _) = rows_of(
         Some(&sample(vec![unread])),
         &sample(vec![entry(2662, 1_000_020)]),
-        &|_| String::new(),
     );
     assert_eq!(rows[0].contended, 20, "{rows:?}");
     // A recording made before the stack id was kept subtracts by caller, as it did.
     let old = |l: LockSample| LockSample { kstack: None, ..l };
     let prev = sample(vec![old(entry(1, 1_000_000))]);
     let cur = sample(vec![old(entry(1, 1_000_070))]);
-    let (rows, _) = super::lock_rows::lock_rows(Some(&prev), &cur, &|_| String::new());
+    let (rows, _) = rows_of(Some(&prev), &cur);
     assert_eq!(rows[0].contended, 70);
 }
 

@@ -2,19 +2,19 @@
 //! mmap_lock waits told apart. Part of `contention::frame`.
 
 use super::*;
-use crate::model::contention::lock_types::{entry_deltas, lock_type};
+use crate::model::contention::lock_types::{EntryDelta, LockKey, lock_type};
 
 /// A row being built and its (contended, wait_ns, max_wait_ns).
 type LockAcc = (LockFrame, u64, u64, u64);
 
+/// The rows from the interval's kernel entries (lock_types::entry_deltas).
 pub(super) fn lock_rows(
-    prev: Option<&ContentionSample>,
-    cur: &ContentionSample,
+    deltas: Vec<(LockKey, EntryDelta)>,
     comm: &dyn Fn(u32) -> String,
 ) -> (Vec<LockFrame>, Vec<LockRestFrame>) {
     // Group by (lock, caller, type): one row, with the processes that waited.
     let mut rows: HashMap<(u64, String, u32, bool), LockAcc> = HashMap::new();
-    for (k, d) in entry_deltas(prev, cur) {
+    for (k, d) in deltas {
         let (dc, dw, max, wcomm) = (d.contended, d.wait_ns, d.max_wait_ns, d.comm);
         let (lock, caller, tgid, flags, mmap, _) = k;
         let e = rows

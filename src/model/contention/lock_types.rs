@@ -84,11 +84,11 @@ pub fn entry_deltas(
         .collect()
 }
 
-/// The interval's contentions by lock type, each kernel entry diffed against the same
-/// entry of `prev` (as the `locks` rows are), sorted by type.
-pub fn lock_types(prev: Option<&ContentionSample>, cur: &ContentionSample) -> Vec<LockTypeTotal> {
+/// The interval's contentions by lock type, from the kernel entries' deltas (the same
+/// ones the `locks` rows are built from), sorted by type.
+pub fn lock_types(deltas: &[(LockKey, EntryDelta)]) -> Vec<LockTypeTotal> {
     let mut by_type: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for (k, d) in entry_deltas(prev, cur) {
+    for (k, d) in deltas {
         let e = by_type.entry(lock_type(k.3)).or_default();
         e.0 += d.contended;
         e.1 += d.wait_ns;
