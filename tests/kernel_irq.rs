@@ -153,6 +153,91 @@ fn tlb_shootdowns_match_proc_interrupts_and_sender() {
     );
 }
 
+/// The IPIs each process sent (`ipi_senders[].ipis`, kept by the BPF side in per-CPU
+/// sums that a CPU moves into a shared table when it counts another sender) add up to
+/// the IPIs the CPUs sent (`cpus[].ipi_sent`, per-CPU counters), under a switch storm
+/// whose every wakeup sends one from both CPUs under one sender. Per frame they may
+/// differ by what a CPU moved between ttop's two reads (it shows in the next frame), so
+/// the run's totals must agree to 0.5% and each frame to 2%; the storm's own rows
+/// must carry most of it.
+#[test]
+fn ipi_senders_add_up_to_the_cpus_sent_ipis() {
+    if !require_root("ipi_senders_add_up_to_the_cpus_sent_ipis") {
+        return;
+    }
+    let _g = kernel_lock();
+    let ttop = Stream::start(&["--json", "-n", "6", "-d", "1"]);
+    let mut w = spawn_workload("pingpong", &["4"]);
+    let (head, rest) = first_line(&mut w);
+    let pid: u64 = parse_kv(&head)["pid"].parse().unwrap();
+    let rest = drain(rest);
+    let frames = ttop.finish();
+    assert!(
+        wait_timeout(&mut w, Duration::from_secs(30)),
+        "pingpong hung"
+    );
+    eprintln!("pingpong: {}", rest.join().unwrap().trim());
+    let (mut senders_all, mut cpus_all, mut mine) = (0u64, 0u64, 0u64);
+    for fr in &frames[1..] {
+        let cpus: u64 = fr["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let s = &c["ipi_sent"];
+                ["reschedule", "tlb", "call", "other"]
+                    .iter()
+                    .map(|k| u(&s[k]))
+                    .sum::<u64>()
+            })
+            .sum();
+        let rows = fr["ipi_senders"].as_array().unwrap();
+        let senders: u64 = rows.iter().map(|r| u(&r["ipis"])).sum();
+        let storm: u64 = rows
+            .iter()
+            .filter(|r| u(&r["pid"]) == pid)
+            .map(|r| u(&r["ipis"]))
+            .sum();
+        eprintln!(
+            "interval {:.3}s: senders {senders} (pingpong {storm}), cpus {cpus}, drops {}",
+            f(&fr["interval_s"]),
+            fr["drops_by_map"]["ipi_senders"]
+        );
+        assert_eq!(
+            u(&fr["drops_by_map"]["ipi_senders"]),
+            0,
+            "{}",
+            fr["drops_by_map"]
+        );
+        if cpus >= 1000 {
+            assert_within(
+                "senders' IPIs vs CPUs' (interval)",
+                senders as f64,
+                cpus as f64,
+                0.02,
+            );
+        }
+        senders_all += senders;
+        cpus_all += cpus;
+        mine += storm;
+    }
+    eprintln!("totals: senders {senders_all}, cpus {cpus_all}, pingpong {mine}");
+    assert!(
+        cpus_all >= 20_000,
+        "too few IPIs ({cpus_all}) for a meaningful check"
+    );
+    assert_within(
+        "senders' IPIs vs CPUs' (run)",
+        senders_all as f64,
+        cpus_all as f64,
+        0.005,
+    );
+    assert!(
+        mine as f64 >= 0.5 * cpus_all as f64,
+        "pingpong sent only {mine} of {cpus_all} IPIs: it should dominate"
+    );
+}
+
 /// One thread's own view of its wakeups over a window: (count, p50, p99, max, wall time of max).
 fn own_stats(w: &[(f64, f64)], t0: f64, t1: f64) -> Option<(usize, f64, f64, f64, f64)> {
     let mut v: Vec<(f64, f64)> = w

@@ -135,26 +135,6 @@ fn runnable_truth_matches_procs_running() {
     assert_within("true_avg vs procs_running", truth, reference, tolerance);
 }
 
-/// The mean of a sampled value over [a, b], each (time, value) read standing for the
-/// time half-way to its neighbours.
-fn time_weighted(reads: &[(f64, f64)], (a, b): (f64, f64)) -> f64 {
-    let (mut area, mut total) = (0.0, 0.0);
-    for (i, &(t, v)) in reads.iter().enumerate() {
-        let lo = if i == 0 {
-            t
-        } else {
-            (reads[i - 1].0 + t) / 2.0
-        };
-        let hi = reads.get(i + 1).map_or(t, |n| (t + n.0) / 2.0);
-        let w = hi.min(b) - lo.max(a);
-        if w > 0.0 {
-            area += v * w;
-            total += w;
-        }
-    }
-    area / total.max(1e-9)
-}
-
 /// thread_churn names a process that creates and joins threads all the time, and
 /// not a pool doing the same work on the same number of threads.
 #[test]
