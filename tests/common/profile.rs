@@ -63,12 +63,18 @@ pub fn ring_lost(stderr: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// From `ttop profile`'s summary line ("... over 3.0 s (counts ..."): the seconds the
-/// profile covers.
+/// From `ttop profile`'s summary line ("... distinct stacks over 3.0 s (counts ..." or
+/// "... over 6.1 s at 99 Hz"): the seconds the profile covers.
 pub fn summary_window(stderr: &str) -> f64 {
     stderr
-        .split_once(" s (counts")
-        .and_then(|(h, _)| h.rsplit_once("over "))
-        .and_then(|(_, s)| s.parse().ok())
+        .split_once(" distinct stacks over ")
+        .and_then(|(_, rest)| rest.split_once(" s")?.0.parse().ok())
         .unwrap_or_else(|| panic!("no window in the summary: {stderr}"))
+}
+
+/// How far a share `p` measured from `n` independent samples may fall from the truth
+/// by chance: four standard deviations of the binomial (1 run in 16,000 beyond it),
+/// plus one point for what is not chance (a unit cut short at the window's ends).
+pub fn share_band(n: u64, p: f64) -> f64 {
+    4.0 * (p * (1.0 - p) / n.max(1) as f64).sqrt() + 0.01
 }
