@@ -54,9 +54,11 @@ fn pid_filter_scopes_output_and_kernel_counting() {
         return;
     }
     let _g = kernel_lock();
-    // A busy neighbour that must not show up: lots of switches outside the filter.
-    let mut noise = spawn_workload("pingpong", &["6"]);
-    let mut w = spawn_workload("spin", &["1", "6"]);
+    // A busy neighbour that must not show up: lots of switches outside the filter. Both
+    // run far longer than the two ttops (each with its eBPF start-up) and are stopped
+    // after them, checked still running: a loaded machine must not end them first.
+    let mut noise = spawn_workload("pingpong", &["120"]);
+    let mut w = spawn_workload("spin", &["1", "120"]);
     let pid = first_line_pid(&mut w);
     let ps = pid.to_string();
     let own0 = ctxt_switches(pid);
@@ -64,9 +66,7 @@ fn pid_filter_scopes_output_and_kernel_counting() {
     // The spinner's own switches over a window that holds the filtered frames' window.
     let own = ctxt_switches(pid) - own0;
     let all = ttop_json(&["--json", "-n", "3", "-d", "0.5"]);
-    let _ = noise.kill();
-    let _ = w.kill();
-    let _ = (noise.wait(), w.wait());
+    stop_all_running(&mut [(&mut noise, "pingpong"), (&mut w, "spin")]);
     for f in &filtered {
         let pids: Vec<u64> = f["procs"]
             .as_array()

@@ -46,7 +46,7 @@ fn without_the_scheduler_futex_programs_every_call_is_hooked() {
     }
     let _g = kernel_lock();
     let (_, _, frames) = storm_under(
-        &["--json", "-n", "4", "-d", "0.5"],
+        &["--json", "-n", "400", "-d", "0.5"],
         &[("TTOP_FUTEX_NO_SLEEPS", "1")],
     );
     let p = problems(&frames);
@@ -87,7 +87,7 @@ fn no_futex_measures_no_futex_figure_and_keeps_the_lock_view() {
         return;
     }
     let _g = kernel_lock();
-    let (head, out, frames) = storm_under(&["--json", "--no-futex", "-n", "6", "-d", "0.5"], &[]);
+    let (head, out, frames) = storm_under(&["--json", "--no-futex", "-n", "400", "-d", "0.5"], &[]);
     let pid = num(&head, "pid") as u64;
     assert!(num(&out, "slept") > 0.0, "the storm slept: {out:?}");
     assert!(
@@ -129,8 +129,9 @@ fn no_futex_measures_no_futex_figure_and_keeps_the_lock_view() {
 
 type Kv = std::collections::HashMap<String, String>;
 
-/// futex_mutex (4 threads, 2 s) under `ttop ARGS`, started once ttop has a baseline:
-/// the workload's first line, its last lines, and ttop's frames.
+/// futex_mutex (4 threads, 2 s) under `ttop ARGS` (with `-n 400`: stopped two frames
+/// after the workload), started once ttop has a baseline: the workload's first line,
+/// its last lines, and ttop's frames.
 fn storm_under(args: &[&str], env: &[(&str, &str)]) -> (Kv, Kv, Vec<Value>) {
     let ttop = Stream::start_env(args, env);
     let mut w = spawn_workload("futex_mutex", &["4", "2"]);
@@ -140,13 +141,15 @@ fn storm_under(args: &[&str], env: &[(&str, &str)]) -> (Kv, Kv, Vec<Value>) {
         "futex_mutex hung"
     );
     let out = rest(r);
-    (head, out, ttop.finish())
+    // Two frames ended after the workload: its last waits are in them. (ttop runs with
+    // a count it never reaches: a loaded machine may take long to run the storm.)
+    (head, out, ttop.stop_after(2))
 }
 
 fn futex_mutex_storm(args: &[&str], env: &[(&str, &str)]) {
     let _g = kernel_lock();
     let calls_hooked = args.contains(&"--futex-calls");
-    let mut all = vec!["--json", "-n", "10", "-d", "0.5"];
+    let mut all = vec!["--json", "-n", "400", "-d", "0.5"];
     all.extend_from_slice(args);
     let (head, out, frames) = storm_under(&all, env);
     let pid = num(&head, "pid") as u64;
@@ -310,7 +313,7 @@ fn idle_ticker_stands_out_by_slept_waits() {
 /// (futex_calls; futex_slept against its `slept`).
 fn idle_ticker(key: &str, args: &[&str]) {
     let _g = kernel_lock();
-    let mut all = vec!["--json", "-n", "10", "-d", "0.5"];
+    let mut all = vec!["--json", "-n", "400", "-d", "0.5"];
     all.extend_from_slice(args);
     let ttop = Stream::start(&all);
     let log = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{key}-ticker.log"));
@@ -318,7 +321,7 @@ fn idle_ticker(key: &str, args: &[&str]) {
     let (head, r) = first_line(&mut w);
     assert!(wait_timeout(&mut w, Duration::from_secs(20)), "ticker hung");
     let out = rest(r);
-    let frames = ttop.finish();
+    let frames = ttop.stop_after(2);
     let pid = num(&head, "pid") as u64;
     let own = num(
         &out,

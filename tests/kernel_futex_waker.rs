@@ -25,7 +25,7 @@ struct Seen {
 /// ttop saw on the waiter's word.
 fn run(mode: &str) -> (Kv, Kv, Seen) {
     let _g = kernel_lock();
-    let ttop = Stream::start(&["--json", "-n", "10", "-d", "0.5"]);
+    let ttop = Stream::start(&["--json", "-n", "400", "-d", "0.5"]);
     let mut w = spawn_workload("futex_waker", &[mode, "2", "500"]);
     let (head, r) = first_line(&mut w);
     assert!(
@@ -33,7 +33,8 @@ fn run(mode: &str) -> (Kv, Kv, Seen) {
         "futex_waker hung"
     );
     let out = rest(r);
-    let frames = ttop.finish();
+    // Two frames ended after the workload: its last wakes are in them.
+    let frames = ttop.stop_after(2);
     let waiter = num(&head, "waiter") as u64;
     let word = u64::from_str_radix(head["word"].trim_start_matches("0x"), 16).unwrap();
     let mut seen = Seen {
@@ -133,13 +134,13 @@ fn with_every_call_hooked_the_waker_is_not_measured() {
         return;
     }
     let _g = kernel_lock();
-    let ttop = Stream::start(&["--json", "--futex-calls", "-n", "6", "-d", "0.5"]);
+    let ttop = Stream::start(&["--json", "--futex-calls", "-n", "400", "-d", "0.5"]);
     let mut w = spawn_workload("futex_waker", &["procs", "1", "500"]);
     assert!(
         wait_timeout(&mut w, Duration::from_secs(20)),
         "futex_waker hung"
     );
-    let frames: Vec<Value> = ttop.finish();
+    let frames: Vec<Value> = ttop.stop_after(2);
     let mut rows = 0;
     for fr in &frames {
         assert_eq!(fr["contention_measured"]["futex_wakers"], false);

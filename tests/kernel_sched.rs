@@ -74,11 +74,11 @@ fn sched_prog_types(pid: u32) -> Vec<libbpf_rs::ProgramType> {
 fn churn_is_counted(env: &[(&str, &str)], kind: libbpf_rs::ProgramType) {
     let _g = kernel_lock();
     let n: u64 = 3000;
-    // ttop runs until the workload is done (however long a loaded machine makes it).
-    let ttop = ttop_spawn_env(&["--json", "-n", "120", "-d", "0.5"], env);
-    std::thread::sleep(Duration::from_millis(1500)); // probes attached, first scan done
+    // ttop runs until the workload is done (however long a loaded machine makes it); its
+    // first frame means the probes are attached and the first scan is done.
+    let ttop = stream::Stream::start_env(&["--json", "-n", "400", "-d", "0.5"], env);
     // The scheduler programs are of the kind asked for, and only that kind.
-    let kinds = sched_prog_types(ttop.child.id());
+    let kinds = sched_prog_types(ttop.pid());
     assert!(
         kinds.len() >= 4 && kinds.iter().all(|k| *k == kind),
         "scheduler programs {kinds:?}, expected {kind:?}"
@@ -92,11 +92,8 @@ fn churn_is_counted(env: &[(&str, &str)], kind: libbpf_rs::ProgramType) {
     let pid: u64 = out["pid"].parse().unwrap();
     let created: u64 = out["created"].parse().unwrap();
     assert_eq!(created, n);
-    std::thread::sleep(Duration::from_millis(1200)); // the exits reach a frame
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &ttop.child.id().to_string()])
-        .status();
-    let frames = ttop.frames(Duration::from_secs(30));
+    // Two frames ended after the workload: its exits are in them.
+    let frames = ttop.stop_after(2);
     assert!(frames.len() >= 3, "{} frames", frames.len());
     let rows = rows_for(&frames, pid);
     assert!(!rows.is_empty(), "no row for the churn process {pid}");
