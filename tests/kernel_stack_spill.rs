@@ -116,15 +116,33 @@ fn futex_stacks_sharing_a_bucket_are_still_named() {
         .map(|i| u64::from_str_radix(kv[&format!("site{i}")].trim_start_matches("0x"), 16).unwrap())
         .collect();
     let mut named = vec![false; sites.len()];
+    // What each site word's rows held (for a failure's message): rows, and the stacks
+    // that did not name the site.
+    let mut seen: Vec<(usize, Vec<String>)> = vec![(0, Vec::new()); sites.len()];
     for r in frames.iter().flat_map(|f| f["futexes"].as_array().unwrap()) {
         if u(&r["pid"]) != pid {
             continue;
         }
         if let Some(i) = sites.iter().position(|&a| a == u(&r["uaddr"])) {
             let stack = watch::names(r).join(" < ");
-            named[i] |= stack.contains(&format!("site{i}+"));
+            let hit = stack.contains(&format!("site{i}+"));
+            named[i] |= hit;
+            seen[i].0 += 1;
+            if !hit && seen[i].1.len() < 2 {
+                seen[i]
+                    .1
+                    .push(format!("{} waits: [{stack}]", u(&r["contended"])));
+            }
         }
     }
+    let shed: Vec<String> = frames
+        .iter()
+        .map(|f| f["self"]["shed"].to_string())
+        .collect();
+    let futex_rows: usize = frames
+        .iter()
+        .map(|f| f["futexes"].as_array().unwrap().len())
+        .sum();
     let lost: u64 = frames
         .iter()
         .map(|f| u(&f["contention_drops"]["stacks"]))
@@ -133,7 +151,8 @@ fn futex_stacks_sharing_a_bucket_are_still_named() {
     let n = named.iter().filter(|&&x| x).count();
     assert!(
         n >= 6,
-        "{n} of 8 site words named from a one-bucket map: {named:?}"
+        "{n} of 8 site words named from a one-bucket map: {named:?}; per word (rows, \
+         unnamed stacks) {seen:?}; futex rows in all {futex_rows}; shed {shed:?}"
     );
     assert!(n == 8 || lost > 0, "a word unnamed, no stack counted lost");
 }
