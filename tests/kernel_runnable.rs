@@ -4,22 +4,10 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::stream::f;
 use common::*;
-use serde_json::Value;
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-fn rows_for(frames: &[Value], pid: u64) -> Vec<&Value> {
-    frames
-        .iter()
-        .flat_map(|fr| fr["procs"].as_array().unwrap().iter())
-        .filter(|p| p["pid"].as_u64() == Some(pid))
-        .collect()
-}
 
 /// K spinning threads on an otherwise idle machine: true runnable is K (within 15%) and
 /// agrees with /proc/stat procs_running sampled at 1 kHz over the same seconds: ttop
@@ -54,36 +42,10 @@ fn runnable_matches_spinners_and_procs_running() {
         parse_kv(&line)["pid"].parse::<u64>().unwrap()
     };
     std::thread::sleep(Duration::from_millis(300));
-    let wall = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs_f64()
-    };
-    // The reader is itself running when it reads (each read counts it once too many),
-    // and runnable for a while between reads, which ttop rightly counts: that share,
-    // from its own schedstat, is added back.
-    let own = || {
-        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-        let v: Vec<f64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        v[0] + v[1]
-    };
-    let (t0, start, own0) = (Instant::now(), wall(), own());
-    let mut pr = Vec::new();
-    while t0.elapsed() < Duration::from_millis(2500) {
-        if let Some(n) = ttop::collect::procfs::scan::procs_running() {
-            pr.push((wall(), f64::from(n) - 1.0));
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let end = wall();
-    let self_runnable = (own() - own0) / 1e9 / (end - start);
+    let pr = runnable::sample(Duration::from_millis(2500));
     let frames = ttop.stop_after(1);
     stop_running(&mut w, "spin");
-    let inside: Vec<Value> = frames
-        .into_iter()
-        .filter(|fr| f(&fr["t"]) - f(&fr["interval_s"]) >= start && f(&fr["t"]) <= end)
-        .collect();
+    let inside = pr.inside(frames);
     assert!(
         inside.len() >= 2,
         "{} frames inside the sampling",
@@ -94,21 +56,19 @@ fn runnable_matches_spinners_and_procs_running() {
         .map(|fr| f(&fr["runnable"]["true_avg"]))
         .collect();
     let truth = avgs.iter().sum::<f64>() / avgs.len() as f64;
-    let span = (
-        inside
-            .iter()
-            .map(|fr| f(&fr["t"]) - f(&fr["interval_s"]))
-            .fold(f64::MAX, f64::min),
-        inside.iter().map(|fr| f(&fr["t"])).fold(0.0, f64::max),
-    );
-    let reference = time_weighted(&pr, span) + self_runnable;
+    let reference = pr.mean_over(&inside);
     eprintln!(
         "true_avg per frame {avgs:?}; mean {truth:.2}; procs_running mean {reference:.2} ({} reads, \
-         the reader's own runnable share {self_runnable:.2} included)",
-        pr.len()
+         the reader's own runnable share {:.2} included)",
+        pr.reads.len(),
+        pr.self_runnable
     );
     eprintln!("background runnable before the workload: {background:.2}");
-    assert!(pr.len() >= 100, "only {} procs_running reads", pr.len());
+    assert!(
+        pr.reads.len() >= 100,
+        "only {} procs_running reads",
+        pr.reads.len()
+    );
     // The machine-wide figure equals K only on an idle machine (CI's). Elsewhere the
     // comparisons with procs_running and with the workload's own threads still hold.
     if background < 0.5 {
@@ -124,9 +84,13 @@ fn runnable_matches_spinners_and_procs_running() {
     // stolen from its vCPU (paravirt steal accounting); with a spinner on every vCPU,
     // that is the VM's whole steal in the same frame (README, Costs and limits).
     for fr in &inside {
-        let row = rows_for(std::slice::from_ref(fr), pid);
-        assert_eq!(row.len(), 1, "no row for spin {pid}");
-        let own = f(&row[0]["runnable_avg"]);
+        let row = fr["procs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pid"].as_u64() == Some(pid))
+            .unwrap_or_else(|| panic!("no row for spin {pid}"));
+        let own = f(&row["runnable_avg"]);
         let stolen: f64 = fr["cpus"]
             .as_array()
             .unwrap()

@@ -11,6 +11,7 @@ pub mod bpftrace;
 pub mod cgroup;
 pub mod locks;
 pub mod profile;
+pub mod runnable;
 pub mod scrape;
 pub mod screen;
 pub mod stream;
@@ -324,24 +325,4 @@ pub fn go_bin() -> Option<PathBuf> {
     }
     let local = PathBuf::from("/usr/local/go/bin/go");
     local.exists().then_some(local)
-}
-
-/// The mean of a sampled value over [a, b], each (time, value) read standing for the
-/// time half-way to its neighbours.
-pub fn time_weighted(reads: &[(f64, f64)], (a, b): (f64, f64)) -> f64 {
-    let (mut area, mut total) = (0.0, 0.0);
-    for (i, &(t, v)) in reads.iter().enumerate() {
-        let lo = if i == 0 {
-            t
-        } else {
-            (reads[i - 1].0 + t) / 2.0
-        };
-        let hi = reads.get(i + 1).map_or(t, |n| (t + n.0) / 2.0);
-        let w = hi.min(b) - lo.max(a);
-        if w > 0.0 {
-            area += v * w;
-            total += w;
-        }
-    }
-    area / total.max(1e-9)
 }

@@ -1,8 +1,9 @@
 //! The scheduler's figures: thread creations and exits, the runnable count, and the
 //! thread_churn finding built on them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::super::common::runnable;
 use super::super::common::stream::{Stream, f, u};
 use super::super::common::watch::pid_of;
 use super::super::common::*;
@@ -71,62 +72,33 @@ fn runnable_truth_matches_procs_running() {
     let mut w = spawn_workload("spin", &["3", "6"]);
     let _pid = pid_of(&mut w);
     std::thread::sleep(Duration::from_millis(300));
-    let wall = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs_f64()
-    };
-    // The reader is itself running when it reads: each read counts it once too many.
-    // Between reads it is runnable for a while too (long under QEMU), which ttop
-    // rightly counts: that share, from its own schedstat, is added back.
-    let own = || {
-        let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-        let v: Vec<f64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        v[0] + v[1]
-    };
-    let (t0, start, own0) = (Instant::now(), wall(), own());
-    let mut pr = Vec::new();
-    while t0.elapsed() < Duration::from_millis(3000) {
-        if let Some(n) = ttop::collect::procfs::scan::procs_running() {
-            pr.push((wall(), f64::from(n) - 1.0));
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let end = wall();
-    let self_runnable = (own() - own0) / 1e9 / (end - start);
+    // The reader's own runnable share is added back (long under QEMU): see
+    // common::runnable.
+    let pr = runnable::sample(Duration::from_millis(3000));
     let frames = ttop.stop_after(1);
     let _ = w.kill();
     let _ = w.wait();
-    let inside: Vec<_> = frames
-        .iter()
-        .filter(|fr| f(&fr["t"]) - f(&fr["interval_s"]) >= start && f(&fr["t"]) <= end)
-        .collect();
+    let inside = pr.inside(frames);
     let avgs: Vec<f64> = inside
         .iter()
         .map(|fr| f(&fr["runnable"]["true_avg"]))
         .collect();
     let truth = avgs.iter().sum::<f64>() / avgs.len().max(1) as f64;
-    // Over the frames' own span, each read standing for the time around it (half-way to
-    // its neighbours). Read for read, the mean would lean towards quiet moments: when
-    // more threads want the two CPUs (ttop's own tick), the reader gets fewer turns.
-    let span = (
-        inside
-            .iter()
-            .map(|fr| f(&fr["t"]) - f(&fr["interval_s"]))
-            .fold(f64::MAX, f64::min),
-        inside.iter().map(|fr| f(&fr["t"])).fold(0.0, f64::max),
-    );
-    let reference = time_weighted(&pr, span) + self_runnable;
+    let reference = pr.mean_over(&inside);
     eprintln!(
         "true_avg {avgs:?} mean {truth:.2}; procs_running mean {reference:.2} ({} reads, \
-         the reader's own runnable share {self_runnable:.2} included)",
-        pr.len()
+         the reader's own runnable share {:.2} included)",
+        pr.reads.len(),
+        pr.self_runnable
     );
     assert!(avgs.len() >= 2, "{} frames inside the sampling", avgs.len());
     // Under QEMU the reader gets a few hundred turns beside the spinners: enough for a
     // mean good to a few percent.
-    assert!(pr.len() >= 100, "only {} procs_running reads", pr.len());
+    assert!(
+        pr.reads.len() >= 100,
+        "only {} procs_running reads",
+        pr.reads.len()
+    );
     assert!(
         reference >= 2.5,
         "the spinners were not running ({reference:.2})"
