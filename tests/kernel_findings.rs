@@ -232,17 +232,20 @@ fn churn_and_tlb_storm_fire_not_on_a_pool() {
     let start = now();
     // Create/join 4 threads at a time, 100 us of work each; a pool of 4 doing work
     // every millisecond; an mmap/munmap loop on CPU 0 with a spinner on the other CPUs.
-    let mut churn = spawn_workload("bench_churn", &["3", "4", "100"]);
+    // The churn outlasts ttop's frames (stopped after them): a condition shows after
+    // three intervals in a row (HOLD), and a host stall once put a 3 s churn inside one.
+    let mut churn = spawn_workload("bench_churn", &["60", "4", "100"]);
     let mut pool = spawn_workload("bench_threads", &["4", "3", "1"]);
     let mut tlb = spawn_workload("tlbshoot", &["3", "16", "0"]);
     // The control: the same unmapping loop with nobody else in its address space.
     let mut alone = spawn_workload("tlbshoot", &["3", "16", "1", "0"]);
     let (p_churn, p_pool, p_tlb) = (pid_of(&mut churn), pid_of(&mut pool), pid_of(&mut tlb));
     let p_alone = pid_of(&mut alone);
-    for w in [&mut churn, &mut pool, &mut tlb, &mut alone] {
+    for w in [&mut pool, &mut tlb, &mut alone] {
         assert!(wait_timeout(w, Duration::from_secs(30)), "a workload hung");
     }
     let frames = rest(tt, rx);
+    stop_running(&mut churn, "bench_churn");
     let f = fires_within_5s(&frames, "thread_churn", p_churn, start);
     assert!(
         f["figures"]["created_per_s"].as_f64().unwrap() >= 200.0,
