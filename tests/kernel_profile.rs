@@ -369,12 +369,7 @@ fn json_frames_and_recordings_carry_the_profile() {
         total += p["samples"].as_u64().unwrap();
         // The burner's own CPU-seconds in the frame (it shares two CPUs with a spinner
         // and ttop, and the host steals at times): 99 samples per second of it.
-        let row = fr["procs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["pid"].as_u64() == Some(pid))
-            .unwrap_or_else(|| panic!("no row for burn31 {pid}"));
+        let row = common::stream::proc_row(fr, pid, "burn31");
         secs += row["cpu_pct_true"].as_f64().unwrap() / 100.0 * fr["interval_s"].as_f64().unwrap();
         for s in stacks {
             let st = s["stack"].as_str().unwrap();

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::stream::f;
+use common::stream::{f, proc_row};
 use common::*;
 
 /// K spinning threads on an otherwise idle machine: true runnable is K (within 15%) and
@@ -84,13 +84,7 @@ fn runnable_matches_spinners_and_procs_running() {
     // stolen from its vCPU (paravirt steal accounting); with a spinner on every vCPU,
     // that is the VM's whole steal in the same frame (README, Costs and limits).
     for fr in &inside {
-        let row = fr["procs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["pid"].as_u64() == Some(pid))
-            .unwrap_or_else(|| panic!("no row for spin {pid}"));
-        let own = f(&row["runnable_avg"]);
+        let own = f(&proc_row(fr, pid, "spin")["runnable_avg"]);
         let stolen: f64 = fr["cpus"]
             .as_array()
             .unwrap()

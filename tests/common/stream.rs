@@ -152,3 +152,13 @@ pub fn problems(frames: &[Value]) -> Vec<String> {
         .map(|p| p.as_str().unwrap_or("").to_string())
         .collect()
 }
+
+/// The `procs` row of process `pid` in one frame; panics naming `what` when it is missing.
+pub fn proc_row<'a>(frame: &'a Value, pid: u64, what: &str) -> &'a Value {
+    frame["procs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"].as_u64() == Some(pid))
+        .unwrap_or_else(|| panic!("no row for {what} {pid}"))
+}
