@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "floor.h"
 #include "compat.h"
 #include "log2.h"
 
@@ -38,12 +39,35 @@ struct {
 	__type(value, struct cpu_stats);
 } cpu_stats SEC(".maps");
 
+/* Sized to the possible CPUs by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TTOP_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct cpu_remote);
+} cpu_remote SEC(".maps");
+
+/* Per-thread state: in the task's own local storage where the kernel has it (5.11+,
+ * with BTF: threads_in_task, set at load), one load away from the task pointer every
+ * program already holds; in a hash keyed by tid elsewhere. A hash lookup was most of
+ * sched_switch's cost (two a switch, one a wakeup). User space reads the storage with
+ * the ttop_dump_threads task iterator at each tick (a task's storage cannot be walked
+ * like a map) and creates only the one of the two that this kernel uses. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TTOP_MAX_THREADS);
 	__type(key, __u32);
 	__type(value, struct thread_stats);
 } threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_stats);
+} thread_store SEC(".maps");
+
+const volatile __u32 threads_in_task;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -104,14 +128,17 @@ __u64 drops[DROP__COUNT];
 /* New entries per walked map (TTOP_INS_*): while a count stands still, user space looks
  * up the keys it already knows instead of walking every bucket. */
 __u64 inserts[TTOP_INS_SCHED];
-/* Sum over CPUs of runq_last_nr (each CPU adds its own changes), and its
- * largest value during tick_gen: the system-wide runnable peak. */
-__s64 runq_total;
 /* Processes started (a group leader's first wakeup, when it is in /proc already): while
  * it stands still, the /proc scan reuses its last listing of /proc. */
 __u64 procs_born;
+/* Sum over CPUs of runq_last_nr (each CPU adds its own changes), and its largest value
+ * during tick_gen: the system-wide runnable peak. Every CPU writes these at its run
+ * queue's changes: on a cache line of their own, away from the flags every program reads
+ * (filter_enabled above, tick_gen in .data). */
+__s64 runq_total __attribute__((aligned(64)));
 __s64 runq_total_max;
 __u64 runq_total_max_gen;
+__u64 runq_total_pad[5];
 
 /* Add v unless it is 0. Where the compiler can prove v is 0 it turns an atomic add
  * into an atomic or (a no-op kept for ordering), which kernels before 5.12 reject:
@@ -184,10 +211,23 @@ static __always_inline __u64 task_runtime(bool btf, struct task_struct *p)
 	return RD(btf, p, se.sum_exec_runtime);
 }
 
+/* Task local storage is used from the tp_btf programs only (their task pointers are
+ * BTF pointers); the raw_tp copies run where the kernel has neither. */
+#define IN_TASK(btf) ((btf) && threads_in_task)
+
+/* The thread's entry, if it has one. */
+static __always_inline struct thread_stats *thread_find(bool btf, struct task_struct *p,
+							__u32 tid)
+{
+	if (IN_TASK(btf))
+		return tid ? bpf_task_storage_get(&thread_store, p, 0, 0) : 0;
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
 static __always_inline struct thread_stats *thread_get(bool btf, struct task_struct *p,
 						       __u32 tid, bool create)
 {
-	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
+	struct thread_stats *t = thread_find(btf, p, tid);
 	struct thread_stats zero = {};
 
 	if (t || !create || tid == 0)
@@ -203,6 +243,13 @@ static __always_inline struct thread_stats *thread_get(bool btf, struct task_str
 	/* Count only what runs from now on. */
 	zero.base_ns = task_runtime(btf, p);
 	zero.sum_ns = zero.base_ns;
+	if (IN_TASK(btf)) {
+		t = bpf_task_storage_get(&thread_store, p, &zero,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t)
+			drop(DROP_THREADS);
+		return t;
+	}
 	if (!bpf_map_update_elem(&threads, &tid, &zero, BPF_NOEXIST))
 		__sync_fetch_and_add(&inserts[TTOP_INS_THREADS], 1);
 	t = bpf_map_lookup_elem(&threads, &tid);
@@ -239,6 +286,21 @@ static __always_inline __u32 task_pcount(bool btf, struct task_struct *p)
 #include "sched_off.h"
 #include "sched_lockwait.h"
 
+/* Whether t (thread tid) is on the CPU it last switched in on: that CPU's last
+ * switch-in was it. A switch the kernel did not deliver can leave on_cpu set on a thread
+ * that has long left (the next switch on that CPU shows the gap, but without the task
+ * at hand its entry cannot be reached there). */
+static __always_inline bool on_cpu_now(struct thread_stats *t, __u32 tid)
+{
+	__u32 cpu = t->cpu;
+	struct cpu_stats *c;
+
+	if (!t->on_cpu)
+		return false;
+	c = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	return c && c->cur_tid == tid;
+}
+
 /* Woken: runnable from now. Not while we believe it is on a CPU (woken before it
  * got to sleep): its switch-out decides then whether it waits. A thread preempted on
  * its way to sleep is still queued (enq_ts set): the wait so far is run-queue wait,
@@ -250,8 +312,9 @@ static __always_inline void mark_runnable(bool btf, struct task_struct *p, __u64
 	__u32 pcount;
 
 	mark_dirty(tid);
-	if (!t || t->on_cpu)
+	if (!t || on_cpu_now(t, tid))
 		return;
+	t->on_cpu = 0;
 	off_end(t, now);
 	pcount = task_pcount(btf, p);
 	if (t->enq_ts) {
@@ -278,8 +341,12 @@ static __always_inline void on_wakeup(bool btf, struct task_struct *p)
 	c = bpf_map_lookup_elem(&cpu_stats, &target);
 	if (!c)
 		return;
-	if (wanted_task(btf, p))
-		__sync_fetch_and_add(&c->wakeups, 1);
+	if (wanted_task(btf, p)) {
+		struct cpu_remote *r = bpf_map_lookup_elem(&cpu_remote, &target);
+
+		if (r)
+			r->wakeups++;
+	}
 	/* Under the target's rq lock (ttwu_do_activate, wake_up_new_task), wherever
 	 * this CPU is. Except a task waking itself (try_to_wake_up's p == current path,
 	 * lockless): it is queued already, nothing changes, and a step there could race
@@ -309,6 +376,7 @@ static __always_inline __u64 on_switch(bool btf, bool preempt, struct task_struc
 	__u32 prev_tid = RD(btf, prev, pid);
 	__u32 next_tid = RD(btf, next, pid);
 	struct thread_stats *t;
+	bool gap = false;
 
 	mark_dirty(prev_tid);
 	mark_dirty(next_tid);
@@ -319,17 +387,13 @@ static __always_inline __u64 on_switch(bool btf, bool preempt, struct task_struc
 			c->switches++;
 		/* A switch we never saw: whoever we thought was on this CPU left it. */
 		if (c->cur_tid != prev_tid && c->runq_last_ts) {
+			gap = true;
 			c->gaps++;
 			drop(DROP_GAPS);
 			/* It left unseen: what the scan read of it may be stale. (Who came
-			 * in unseen is prev, marked above.) */
+			 * in unseen is prev, marked above.) Its on_cpu is left set: every
+			 * reader checks it against its CPU's cur_tid (on_cpu_now). */
 			mark_dirty(c->cur_tid);
-			if (c->cur_tid) {
-				__u32 stale = c->cur_tid;
-				t = bpf_map_lookup_elem(&threads, &stale);
-				if (t && t->cpu == cpu)
-					t->on_cpu = 0;
-			}
 		}
 		c->cur_tid = next_tid;
 		runq_step(btf, c, task_rq_of(btf, prev), now);
@@ -343,7 +407,8 @@ static __always_inline __u64 on_switch(bool btf, bool preempt, struct task_struc
 		if (t) {
 			__u64 sum = task_runtime(btf, prev);
 
-			if (t->on_cpu && t->cpu == cpu) {
+			/* prev came in unseen (gap): its last_in is from an earlier stay. */
+			if (t->on_cpu && t->cpu == cpu && !gap) {
 				if (now > t->last_in)
 					t->oncpu_wall_ns += now - t->last_in;
 			} else {
@@ -407,6 +472,7 @@ static __always_inline void on_migrate(bool btf, struct task_struct *p, int dest
 {
 	__u32 cpu = dest_cpu;
 	struct cpu_stats *c;
+	struct cpu_remote *r;
 
 	/* A queued task moved by another CPU (load balancing, a push, an affinity
 	 * change): it has left the source's run queue already and the source's lock is
@@ -425,9 +491,9 @@ static __always_inline void on_migrate(bool btf, struct task_struct *p, int dest
 	}
 	if (!wanted_task(btf, p))
 		return;
-	c = bpf_map_lookup_elem(&cpu_stats, &cpu);
-	if (c)
-		__sync_fetch_and_add(&c->migrations, 1);
+	r = bpf_map_lookup_elem(&cpu_remote, &cpu);
+	if (r)
+		r->migrations++;
 }
 
 static __always_inline void on_newtask(bool btf, struct task_struct *task)
@@ -451,6 +517,13 @@ static __always_inline void on_newtask(bool btf, struct task_struct *task)
 	fresh.tgid = tgid;
 	fresh.sum_ns = task_runtime(btf, task);
 	fresh.birth_gen = scan_gen;
+	if (IN_TASK(btf)) {
+		/* A new task has no storage yet: nothing to reuse. */
+		if (!bpf_task_storage_get(&thread_store, task, &fresh,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE))
+			drop(DROP_THREADS);
+		return;
+	}
 	err = bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
 	if (!err)
 		__sync_fetch_and_add(&inserts[TTOP_INS_THREADS], 1);
@@ -496,9 +569,10 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = RD(btf, task, pid);
 	__u32 tgid = RD(btf, task, tgid);
-	struct thread_stats *t = bpf_map_lookup_elem(&threads, &tid);
+	struct thread_stats *t = thread_find(btf, task, tid);
 	struct proc_stats *p = proc_get(tgid);
 	__u64 oncpu = 0, wait = 0;
+	bool running = t && on_cpu_now(t, tid);
 
 	mark_dirty(tid);
 	mark_in(&dirty_tgids, tgid);
@@ -506,7 +580,7 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 		__u64 sum = task_runtime(btf, task);
 		/* The exiting thread is on this CPU right now; the kernel's counter may
 		 * lag by up to a tick, so extrapolate from its last switch-in too. */
-		if (t->on_cpu && now > t->last_in && t->sum_ns + (now - t->last_in) > sum)
+		if (running && now > t->last_in && t->sum_ns + (now - t->last_in) > sum)
 			sum = t->sum_ns + (now - t->last_in);
 		oncpu = sum > t->base_ns ? sum - t->base_ns : 0;
 		wait = t->runq_wait_ns;
@@ -526,11 +600,13 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 			for (int i = 0; i < TTOP_SPLIT__COUNT; i++)
 				add_nz(&p->dead_off_ns[i], t->off_ns[i]);
 			add_nz(&p->dead_oncpu_wall_ns,
-			       t->oncpu_wall_ns + (t->on_cpu && now > t->last_in ? now - t->last_in : 0));
+			       t->oncpu_wall_ns + (running && now > t->last_in ? now - t->last_in : 0));
 		}
 	}
 	lat_exit(task, tgid, tid, t);
-	if (t)
+	if (t && IN_TASK(btf))
+		bpf_task_storage_delete(&thread_store, task);
+	else if (t)
 		bpf_map_delete_elem(&threads, &tid);
 }
 
@@ -540,6 +616,7 @@ static __always_inline void on_exit(bool btf, struct task_struct *task)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(ttop_sched_wakeup, struct task_struct *p)
 {
+	FLOOR();
 	on_wakeup(true, p);
 	return 0;
 }
@@ -547,6 +624,7 @@ int BPF_PROG(ttop_sched_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(ttop_sched_wakeup_new, struct task_struct *p)
 {
+	FLOOR();
 	on_wakeup_new(true, p);
 	return 0;
 }
@@ -570,6 +648,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
+	FLOOR();
 	__u64 now = on_switch(true, preempt, prev, next, prev_state);
 
 	futex_side(ctx, preempt, prev, next, prev_state, now);
@@ -581,6 +660,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_sched_switch3, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	FLOOR();
 	unsigned int state = switch_state(preempt, prev);
 	__u64 now = on_switch(true, preempt, prev, next, state);
 
@@ -591,6 +671,7 @@ int BPF_PROG(ttop_sched_switch3, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(ttop_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
+	FLOOR();
 	on_migrate(true, p, dest_cpu);
 	return 0;
 }
@@ -598,6 +679,7 @@ int BPF_PROG(ttop_sched_migrate_task, struct task_struct *p, int dest_cpu)
 SEC("tp_btf/task_newtask")
 int BPF_PROG(ttop_task_newtask, struct task_struct *task, u64 clone_flags)
 {
+	FLOOR();
 	on_newtask(true, task);
 	return 0;
 }
@@ -605,6 +687,7 @@ int BPF_PROG(ttop_task_newtask, struct task_struct *task, u64 clone_flags)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
 {
+	FLOOR();
 	on_exit(true, task);
 	return 0;
 }
@@ -614,6 +697,7 @@ int BPF_PROG(ttop_sched_process_exit, struct task_struct *task)
 SEC("tp_btf/task_rename")
 int BPF_PROG(ttop_task_rename, struct task_struct *task)
 {
+	FLOOR();
 	mark_dirty(task->pid);
 	return 0;
 }

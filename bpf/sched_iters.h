@@ -24,7 +24,7 @@ int ttop_seed_sleepers(struct bpf_iter__task *ctx)
 		return 0;
 	t = thread_get(true, task, task->pid, true);
 	/* An event since it was listed (woken, switched) knows better. */
-	if (!t || t->on_cpu || t->off_ts || t->enq_ts)
+	if (!t || on_cpu_now(t, task->pid) || t->off_ts || t->enq_ts)
 		return 0;
 	t->off_cause = off_cause(true, task, task, state);
 	t->off_ts = bpf_ktime_get_ns();
@@ -51,7 +51,7 @@ int ttop_blocked_stacks(struct bpf_iter__task *ctx)
 	if (!(state & TTOP_TASK_UNINTERRUPTIBLE) || (state & TTOP_TASK_NOLOAD))
 		return 0;
 	tid = task->pid;
-	t = bpf_map_lookup_elem(&threads, &tid);
+	t = thread_find(true, task, tid);
 	b = bpf_map_lookup_elem(&blocked_scratch, &zero);
 	if (!t || !t->off_ts || !b)
 		return 0;
@@ -60,6 +60,30 @@ int ttop_blocked_stacks(struct bpf_iter__task *ctx)
 	b->tid = tid;
 	b->off_ts = t->off_ts;
 	bpf_seq_write(ctx->meta->seq, b, sizeof(*b));
+	return 0;
+}
+
+/* Run by user space at every tick where thread_stats live in task local storage
+ * (threads_in_task): every thread's entry, with its tid, as the walk of the threads hash
+ * gives them elsewhere. */
+/* Its record's type, in the object's BTF for the generated Rust types. */
+struct thread_rec *thread_rec_type __attribute__((unused));
+
+SEC("iter/task")
+int ttop_dump_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct thread_stats *t;
+	struct thread_rec r = {};
+
+	if (!task || !threads_in_task)
+		return 0;
+	t = bpf_task_storage_get(&thread_store, task, 0, 0);
+	if (!t)
+		return 0;
+	r.tid = task->pid;
+	__builtin_memcpy(&r.s, t, sizeof(r.s));
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }
 

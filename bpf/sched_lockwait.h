@@ -10,12 +10,21 @@
 #ifndef TTOP_SCHED_LOCKWAIT_H
 #define TTOP_SCHED_LOCKWAIT_H
 
+/* The current thread's entry (tid: its id). */
+static __always_inline struct thread_stats *thread_current(__u32 tid)
+{
+	if (threads_in_task)
+		return bpf_task_storage_get(&thread_store, bpf_get_current_task_btf(), 0, 0);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
 /* Threads marked now: while none is, contention_end returns at once. */
 volatile __u64 lock_waiting;
 
 SEC("raw_tp/contention_begin")
 int BPF_PROG(ttop_split_lock_begin, void *lock, unsigned int flags)
 {
+	FLOOR();
 	__u64 addr = (__u64)(unsigned long)lock;
 	struct task_struct *cur;
 	struct thread_stats *t;
@@ -25,7 +34,7 @@ int BPF_PROG(ttop_split_lock_begin, void *lock, unsigned int flags)
 	if ((flags & TTOP_LCB_F_SPIN) && !(flags & TTOP_LCB_F_MUTEX))
 		return 0;
 	tid = (__u32)bpf_get_current_pid_tgid();
-	t = bpf_map_lookup_elem(&threads, &tid);
+	t = thread_current(tid);
 	if (!t)
 		return 0;
 	cur = (struct task_struct *)bpf_get_current_task();
@@ -41,13 +50,14 @@ int BPF_PROG(ttop_split_lock_begin, void *lock, unsigned int flags)
 SEC("raw_tp/contention_end")
 int BPF_PROG(ttop_split_lock_end, void *lock, int ret)
 {
+	FLOOR();
 	struct thread_stats *t;
 	__u32 tid;
 
 	if (!lock_waiting)
 		return 0;
 	tid = (__u32)bpf_get_current_pid_tgid();
-	t = bpf_map_lookup_elem(&threads, &tid);
+	t = thread_current(tid);
 	if (!t || !t->lock_addr || t->lock_addr != (__u64)(unsigned long)lock)
 		return 0;
 	t->lock_addr = 0;

@@ -27,21 +27,31 @@
 #define TTOP_INS_MMAP_WAITS 2
 #define TTOP_INS_CONTENTION 3
 
-/* One slot per CPU (BPF_MAP_TYPE_ARRAY indexed by CPU id).
- * Fields marked "local" are written only by programs running on that CPU;
- * "atomic" fields may be bumped from other CPUs with __sync_fetch_and_add. */
+/* One slot per CPU (BPF_MAP_TYPE_ARRAY indexed by CPU id), written under that CPU's
+ * run-queue lock: by the CPU itself at its switches, and by another CPU that changes its
+ * run queue (a remote wakeup, a migration away). 128 bytes with 64 in use: an array's
+ * values start 16 bytes into a cache line, and at this size no two CPUs' fields in use
+ * share a line (at 80 bytes CPU 1's slot began in CPU 0's cur_tid line, written at every
+ * switch). */
 struct cpu_stats {
-	__u64 switches;      /* local: sched_switch events on this CPU */
-	__u64 migrations;    /* atomic: tasks migrated to this CPU */
-	__u64 runq_area;     /* local: integral of rq->nr_running over time, in task*ns */
-	__u64 runq_last_ts;  /* local: ktime of the last integration step */
-	__u64 runq_max_gen;  /* local: tick generation runq_max belongs to */
-	__u32 runq_last_nr;  /* local: rq->nr_running seen at the last step */
-	__u32 runq_max;      /* local: max rq->nr_running seen during runq_max_gen */
-	__u64 wakeups;       /* atomic: wakeups targeting this CPU */
-	__u32 cur_tid;       /* local: the task we saw switch in last (0: idle) */
+	__u64 switches;      /* sched_switch events on this CPU */
+	__u64 runq_area;     /* integral of rq->nr_running over time, in task*ns */
+	__u64 runq_last_ts;  /* ktime of the last integration step */
+	__u64 runq_max_gen;  /* tick generation runq_max belongs to */
+	__u32 runq_last_nr;  /* rq->nr_running seen at the last step */
+	__u32 runq_max;      /* max rq->nr_running seen during runq_max_gen */
+	__u32 cur_tid;       /* the task we saw switch in last (0: idle) */
 	__u32 pad;
-	__u64 gaps;          /* local: sched_switch whose prev was not the last next */
+	__u64 gaps;          /* sched_switch whose prev was not the last next */
+	__u64 unused[9];
+};
+
+/* Counts of events that target a CPU, kept by the CPU the event runs on (a
+ * BPF_MAP_TYPE_PERCPU_ARRAY keyed by the target CPU): no atomic, and no cache line
+ * written by two CPUs. User space sums each key over the CPUs. */
+struct cpu_remote {
+	__u64 migrations;    /* tasks migrated to the key's CPU */
+	__u64 wakeups;       /* wakeups targeting the key's CPU */
 };
 
 /* Per thread (hash keyed by tid). Cumulative since ttop first saw the thread. */
@@ -99,6 +109,13 @@ struct thread_stats {
 	/* The lock of the sleeping-lock wait it is in (lock:contention_begin), 0 when none:
 	 * contention_end of that lock ends it. */
 	__u64 lock_addr;
+};
+
+/* One record of the ttop_dump_threads task iterator: a thread's entry, with its tid. */
+struct thread_rec {
+	__u32 tid;
+	__u32 pad;
+	struct thread_stats s;
 };
 
 /* Blocked now: the kernel stack of a thread in an uninterruptible sleep, read by the

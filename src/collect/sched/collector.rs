@@ -38,6 +38,12 @@ pub struct SchedCollector {
     _links: Vec<Link>,
     /// The task iterator of Blocked now (None where this kernel did not load it).
     blocked_iter: Option<Link>,
+    /// Where thread_stats live in task local storage (bpf/sched.bpf.c threads_in_task):
+    /// the task iterator that lists them at each read. None: the threads hash is walked.
+    threads_iter: Option<Link>,
+    in_task: bool,
+    /// Reads at which the thread iterator failed (added to drops.threads).
+    threads_unread: u64,
     ncpus: u32,
     /// Threads the /proc scan must read again (None: every probe it needs did not
     /// attach, or the kernel cannot map the array: the scan reads every thread).
@@ -76,7 +82,9 @@ impl SchedCollector {
         // The futex side needs tp_btf (task storage, the saved registers), as the
         // contention object's own switch program does.
         let shared = take.as_ref().and_then(Take::maps).filter(|_| btf);
-        let (mut skel, mut left_out) = Self::open_load(facts, btf, shared.as_ref())?;
+        // Per-thread state in task local storage (5.11+), read with a task iterator.
+        let in_task = btf && facts.has_map_type("TASK_STORAGE");
+        let (mut skel, mut left_out) = Self::open_load(facts, btf, in_task, shared.as_ref())?;
         let switch_rejected = |l: &[LeftOut]| {
             l.iter()
                 .any(|l| l.prog == "ttop_sched_switch" || l.prog == "ttop_sched_switch3")
@@ -85,7 +93,7 @@ impl SchedCollector {
         if counts_futex && switch_rejected(&left_out) {
             // The verifier took the switch program without the futex side before: the
             // contention object counts the waits with its own program.
-            (skel, left_out) = Self::open_load(facts, btf, None)?;
+            (skel, left_out) = Self::open_load(facts, btf, in_task, None)?;
             counts_futex = false;
         }
         let mut links = Vec::new();
@@ -186,6 +194,19 @@ impl SchedCollector {
             &mut fds,
             &mut problems,
         );
+        let threads_iter = if in_task {
+            match skel.progs.ttop_dump_threads.attach() {
+                Ok(l) => Some(l),
+                // Without it no thread's figures can be read: the thread views would be
+                // empty, not wrong, so say so rather than fail the whole object.
+                Err(e) => {
+                    problems.push(explain("probe dump_threads (per-thread figures)", &e));
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let blocked_iter = blocked::iterator(&skel.progs.ttop_blocked_stacks);
         if blocked_iter.is_none() {
             problems.push(
@@ -205,6 +226,13 @@ impl SchedCollector {
                 ))
             })
             .ok();
+        if crate::collect::overrides::overrides().bpf_floor {
+            problems.push(
+                "TTOP_BPF_FLOOR=1: every eBPF program returns at once (the cost benchmark's \
+                 floor); the eBPF figures are empty"
+                    .into(),
+            );
+        }
         let switch = if !btf {
             "raw_tp/sched_switch"
         } else if facts.tp_args("sched_switch") == Some(3) {
@@ -216,6 +244,9 @@ impl SchedCollector {
             skel,
             _links: links,
             blocked_iter,
+            threads_iter,
+            in_task,
+            threads_unread: 0,
             ncpus,
             dirty,
             misses: recursion_misses(&fds),
@@ -237,6 +268,7 @@ impl SchedCollector {
     fn open_load(
         facts: &KernelFacts,
         btf: bool,
+        in_task: bool,
         shared: Option<&SharedMaps>,
     ) -> Result<(SchedSkel<'static>, Vec<LeftOut>), String> {
         let switch3 = facts.tp_args("sched_switch") == Some(3);
@@ -280,6 +312,15 @@ impl SchedCollector {
             // Task iterators (5.8) need BTF, as tp_btf does.
             p.ttop_seed_sleepers.set_autoload(btf);
             p.ttop_blocked_stacks.set_autoload(btf);
+            p.ttop_dump_threads.set_autoload(in_task);
+            // Only the thread map this kernel uses is created (the other's references
+            // are in code the verifier drops: threads_in_task is a load-time constant).
+            open.maps.threads.set_autocreate(!in_task)?;
+            open.maps.thread_store.set_autocreate(in_task)?;
+            // One key per possible CPU (each key holds a value per CPU).
+            if let Ok(n) = libbpf_rs::num_possible_cpus() {
+                open.maps.cpu_remote.set_max_entries(n.max(1) as u32)?;
+            }
             for m in [&mut open.maps.dirty_tids, &mut open.maps.dirty_tgids] {
                 match can_map {
                     true => {
@@ -292,7 +333,9 @@ impl SchedCollector {
                 }
             }
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.ttop_floor = u32::from(crate::collect::overrides::overrides().bpf_floor);
                 ro.futex_sleeps_shared = u32::from(shared.is_some());
+                ro.threads_in_task = u32::from(in_task);
                 ro.ustacks_off = u32::from(crate::collect::overrides::overrides().ustacks_off);
             }
             match shared {
@@ -394,11 +437,12 @@ impl SchedCollector {
                 0
             };
             current[cpu as usize] = c.cur_tid;
+            let (migrations, wakeups) = remote_counts(&maps.cpu_remote, cpu);
             out.cpus.push(BpfCpu {
                 cpu,
                 switches: c.switches,
-                migrations: c.migrations,
-                wakeups: c.wakeups,
+                migrations,
+                wakeups,
                 runq_area_ns: area,
                 runq_max: max.max(c.runq_last_nr),
                 runq_now: c.runq_last_nr,
@@ -406,9 +450,7 @@ impl SchedCollector {
         }
         // Threads whose only latency is still in their thread_stats entry.
         let mut lat1: Vec<LatStats> = Vec::new();
-        w_threads.for_each(&maps.threads, Some(ins[0]), |k, v| {
-            let t: types::thread_stats = from_bytes(v);
-            let tid = key_u32(k);
+        let mut take = |tid: u32, t: types::thread_stats| {
             if t.lat_state == TTOP_LAT_ONE {
                 let one = [t.lat1_ns, t.lat1_ts, t.lat1_gen];
                 lat1.push(lat_read::one_latency(tid, t.tgid, one, tick_gen));
@@ -437,7 +479,26 @@ impl SchedCollector {
                 off_ns: t.off_ns,
                 oncpu_wall_ns: t.oncpu_wall_ns,
             });
-        });
+        };
+        match &self.threads_iter {
+            Some(link) => {
+                let rec = std::mem::size_of::<types::thread_rec>();
+                match task_iters::run(link) {
+                    Ok(bytes) => {
+                        for r in bytes.chunks_exact(rec) {
+                            let r: types::thread_rec = from_bytes(r);
+                            take(r.tid, r.s);
+                        }
+                    }
+                    // Counted where a full thread map is: these threads went unread.
+                    Err(_) => self.threads_unread += 1,
+                }
+            }
+            None if self.in_task => self.threads_unread += 1,
+            None => w_threads.for_each(&maps.threads, Some(ins[0]), |k, v| {
+                take(key_u32(k), from_bytes(v));
+            }),
+        }
         // The sample's time is the end of the walk: an entry read late in it (ttop
         // preempted mid-walk on a busy machine) may hold events up to then, and every
         // state still open at its read is extended to the same instant, so each thread's
@@ -511,9 +572,10 @@ impl SchedCollector {
             .unwrap_or_default();
         out.latency = self.read_latency(tick_gen, lat1, &mut w_lat, Some(ins[2]), exits);
         self.walks[2] = w_lat;
+        let unread = self.threads_unread;
         let bss = self.bss();
         out.drops = Drops {
-            threads: bss.drops[0],
+            threads: bss.drops[0] + unread,
             procs: bss.drops[1],
             sched_gaps: bss.drops[2],
             ghost_names: bss.drops[7],
@@ -595,4 +657,16 @@ enum Open {
     OnCpu(u32),
     Waiting,
     Asleep(usize),
+}
+
+/// The migrations to and wakeups of `cpu`, summed over the CPUs that counted them
+/// (cpu_remote, a per-CPU array keyed by the target CPU).
+fn remote_counts(map: &libbpf_rs::Map, cpu: u32) -> (u64, u64) {
+    let Ok(Some(per_cpu)) = map.lookup_percpu(&cpu.to_ne_bytes(), MapFlags::ANY) else {
+        return (0, 0);
+    };
+    per_cpu.iter().fold((0, 0), |(m, w), v| {
+        let r: types::cpu_remote = from_bytes(v);
+        (m + r.migrations, w + r.wakeups)
+    })
 }
