@@ -23,6 +23,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "floor.h"
 #include "compat.h"
 #include "log2.h"
 

@@ -253,6 +253,7 @@ _Static_assert(__builtin_offsetof(struct ttop_sys_exit_rec, ret) == 16, "tracefs
 SEC("tracepoint/syscalls/sys_enter_futex")
 int ttop_futex_enter(struct ttop_sys_enter_rec *ctx)
 {
+	FLOOR();
 	long id = ctx->nr;
 	__u64 a3 = id == NR_FUTEX_WAIT || id == NR_FUTEX_WAKE ? ctx->args[3] : 0;
 
@@ -262,6 +263,7 @@ int ttop_futex_enter(struct ttop_sys_enter_rec *ctx)
 SEC("tracepoint/syscalls/sys_exit_futex")
 int ttop_futex_exit(struct ttop_sys_exit_rec *ctx)
 {
+	FLOOR();
 	struct ttop_futex_call c = {};
 	struct pt_regs *regs;
 	long id = ctx->nr;
@@ -286,6 +288,7 @@ int ttop_futex_exit(struct ttop_sys_exit_rec *ctx)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
 {
+	FLOOR();
 	/* Filter first. */
 	if (!is_futex_nr(id))
 		return 0;
@@ -298,6 +301,7 @@ int BPF_PROG(ttop_sys_enter, struct pt_regs *regs, long id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 {
+	FLOOR();
 	long id = syscall_nr(regs);
 
 	if (id >= 0 && !is_futex_nr(id))
@@ -310,6 +314,7 @@ int BPF_PROG(ttop_sys_exit, struct pt_regs *regs, long ret)
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(ttop_futex_thread_exit, struct task_struct *task)
 {
+	FLOOR();
 	struct ttop_thread_state *ts = my_state(false);
 	__u32 tid;
 

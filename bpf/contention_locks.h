@@ -134,6 +134,7 @@ static __always_inline bool is_spin(__u32 flags)
 SEC("raw_tp/contention_begin")
 int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 {
+	FLOOR();
 	__u64 now;
 	__u64 addr = (__u64)(unsigned long)lock;
 	struct ttop_thread_state *ts;
@@ -227,6 +228,7 @@ int BPF_PROG(ttop_contention_begin, void *lock, unsigned int flags)
 SEC("raw_tp/contention_end")
 int BPF_PROG(ttop_contention_end, void *lock, int ret)
 {
+	FLOOR();
 	__u64 now = bpf_ktime_get_ns();
 	__u64 addr = (__u64)(unsigned long)lock;
 	__u32 zero = 0;

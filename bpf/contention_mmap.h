@@ -546,6 +546,7 @@ static __always_inline int mmap_released(void *ctx, struct mm_struct *mm, bool w
 SEC("raw_tp/mmap_lock_start_locking")
 int ttop_mmap_start_locking(__u64 *ctx)
 {
+	FLOOR();
 	if (mmap_tp_old())
 		return mmap_start((struct mm_struct *)ctx[0], (bool)ctx[2]);
 	return mmap_start((struct mm_struct *)ctx[0], (bool)ctx[1]);
@@ -554,6 +555,7 @@ int ttop_mmap_start_locking(__u64 *ctx)
 SEC("raw_tp/mmap_lock_acquire_returned")
 int ttop_mmap_acquire_returned(__u64 *ctx)
 {
+	FLOOR();
 	if (mmap_tp_old())
 		return mmap_acquired(ctx, (struct mm_struct *)ctx[0], (bool)ctx[2], (bool)ctx[3]);
 	return mmap_acquired(ctx, (struct mm_struct *)ctx[0], (bool)ctx[1], (bool)ctx[2]);
@@ -562,6 +564,7 @@ int ttop_mmap_acquire_returned(__u64 *ctx)
 SEC("raw_tp/mmap_lock_released")
 int ttop_mmap_released(__u64 *ctx)
 {
+	FLOOR();
 	if (mmap_tp_old())
 		return mmap_released(ctx, (struct mm_struct *)ctx[0], (bool)ctx[2]);
 	return mmap_released(ctx, (struct mm_struct *)ctx[0], (bool)ctx[1]);

@@ -11,6 +11,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_futex_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
+	FLOOR();
 	__u64 now = bpf_ktime_get_ns();
 
 	if (!preempt)
@@ -24,6 +25,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_futex_switch3, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	FLOOR();
 	__u64 now = bpf_ktime_get_ns();
 
 	if (!preempt)
@@ -39,6 +41,7 @@ int BPF_PROG(ttop_futex_switch3, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ttop_futex_wakeup, struct task_struct *p)
 {
+	FLOOR();
 	struct task_struct *waker = bpf_get_current_task_btf();
 	struct ttop_thread_state *ts;
 	struct ttop_futex_call c = {}, w = {};

@@ -25,6 +25,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "floor.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -72,6 +73,7 @@ static __always_inline void recv(int which)
 SEC("raw_tp/call_function_entry")
 int BPF_PROG(ttop_call_function_entry, int vector)
 {
+	FLOOR();
 	recv(IPI_RECV_CALL);
 	return 0;
 }
@@ -79,6 +81,7 @@ int BPF_PROG(ttop_call_function_entry, int vector)
 SEC("raw_tp/call_function_single_entry")
 int BPF_PROG(ttop_call_function_single_entry, int vector)
 {
+	FLOOR();
 	recv(IPI_RECV_CALL_SINGLE);
 	return 0;
 }
@@ -86,6 +89,7 @@ int BPF_PROG(ttop_call_function_single_entry, int vector)
 SEC("raw_tp/reschedule_entry")
 int BPF_PROG(ttop_reschedule_entry, int vector)
 {
+	FLOOR();
 	recv(IPI_RECV_RESCHED);
 	return 0;
 }
@@ -93,6 +97,7 @@ int BPF_PROG(ttop_reschedule_entry, int vector)
 SEC("raw_tp/irq_work_entry")
 int BPF_PROG(ttop_irq_work_entry, int vector)
 {
+	FLOOR();
 	recv(IPI_RECV_IRQ_WORK);
 	return 0;
 }
@@ -174,6 +179,7 @@ SEC("raw_tp/csd_queue_cpu")
 int BPF_PROG(ttop_csd_queue_cpu, unsigned int cpu, unsigned long callsite, void *func,
 	     void *csd)
 {
+	FLOOR();
 	struct irq_cpu_stats *c = this_cpu();
 	__u64 f = (__u64)func;
 	__u32 kind = call_kind(f);
@@ -224,6 +230,7 @@ static __always_inline void sent(__u64 callback, __u32 n)
 SEC("raw_tp/ipi_send_cpu")
 int BPF_PROG(ttop_ipi_send_cpu, unsigned int cpu, unsigned long callsite, void *callback)
 {
+	FLOOR();
 	sent((__u64)callback, 1);
 	return 0;
 }
@@ -232,6 +239,7 @@ SEC("raw_tp/ipi_send_cpumask")
 int BPF_PROG(ttop_ipi_send_cpumask, struct cpumask *mask, unsigned long callsite,
 	     void *callback)
 {
+	FLOOR();
 	__u32 n = 0;
 
 	for (int i = 0; i < TTOP_MAX_CPUS / 64; i++) {
@@ -250,6 +258,7 @@ int BPF_PROG(ttop_ipi_send_cpumask, struct cpumask *mask, unsigned long callsite
 SEC("raw_tp/csd_function_entry")
 int BPF_PROG(ttop_csd_function_entry, void *func, void *csd)
 {
+	FLOOR();
 	struct irq_cpu_stats *c;
 
 	if (!csd || !flush_tlb_func_addr || (__u64)func != flush_tlb_func_addr)
@@ -263,6 +272,7 @@ int BPF_PROG(ttop_csd_function_entry, void *func, void *csd)
 SEC("raw_tp/tlb_flush")
 int BPF_PROG(ttop_tlb_flush, int reason, unsigned long pages)
 {
+	FLOOR();
 	struct irq_cpu_stats *c = this_cpu();
 	__u32 r = reason;
 
@@ -286,6 +296,7 @@ int BPF_PROG(ttop_tlb_flush, int reason, unsigned long pages)
 SEC("kprobe")
 int BPF_KPROBE(ttop_kp_flush_tlb_func, struct flush_tlb_info *f)
 {
+	FLOOR();
 	struct irq_cpu_stats *c;
 	struct ipi_src_stats *s;
 	struct mm_struct *mm;

@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "ttop.h"
+#include "floor.h"
 #include "compat.h"
 #include "ustack_read.h"
 
@@ -185,6 +186,7 @@ static __always_inline void copy_user_stack(struct ttop_prof_sample *s, struct t
 SEC("perf_event")
 int ttop_profile(struct bpf_perf_event_data *ctx)
 {
+	FLOOR();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct ttop_prof_sample *s;
@@ -343,6 +345,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_offcpu, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	FLOOR();
 	return offcpu(ctx, preempt, prev, next, prev_state);
 }
 
@@ -350,5 +353,6 @@ int BPF_PROG(ttop_offcpu, bool preempt, struct task_struct *prev, struct task_st
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ttop_offcpu3, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	FLOOR();
 	return offcpu(ctx, preempt, prev, next, switch_state(preempt, prev));
 }

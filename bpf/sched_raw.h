@@ -10,6 +10,7 @@
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(ttop_raw_sched_wakeup, struct task_struct *p)
 {
+	FLOOR();
 	on_wakeup(false, p);
 	return 0;
 }
@@ -17,6 +18,7 @@ int BPF_PROG(ttop_raw_sched_wakeup, struct task_struct *p)
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(ttop_raw_sched_wakeup_new, struct task_struct *p)
 {
+	FLOOR();
 	on_wakeup_new(false, p);
 	return 0;
 }
@@ -25,6 +27,7 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(ttop_raw_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
+	FLOOR();
 	on_switch(false, preempt, prev, next, prev_state);
 	return 0;
 }
@@ -32,6 +35,7 @@ int BPF_PROG(ttop_raw_sched_switch, bool preempt, struct task_struct *prev,
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(ttop_raw_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
+	FLOOR();
 	on_migrate(false, p, dest_cpu);
 	return 0;
 }
@@ -39,6 +43,7 @@ int BPF_PROG(ttop_raw_sched_migrate_task, struct task_struct *p, int dest_cpu)
 SEC("raw_tp/task_newtask")
 int BPF_PROG(ttop_raw_task_newtask, struct task_struct *task, u64 clone_flags)
 {
+	FLOOR();
 	on_newtask(false, task);
 	return 0;
 }
@@ -46,6 +51,7 @@ int BPF_PROG(ttop_raw_task_newtask, struct task_struct *task, u64 clone_flags)
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(ttop_raw_sched_process_exit, struct task_struct *task)
 {
+	FLOOR();
 	on_exit(false, task);
 	return 0;
 }
@@ -53,6 +59,7 @@ int BPF_PROG(ttop_raw_sched_process_exit, struct task_struct *task)
 SEC("raw_tp/task_rename")
 int BPF_PROG(ttop_raw_task_rename, struct task_struct *task)
 {
+	FLOOR();
 	mark_dirty(BPF_CORE_READ(task, pid));
 	return 0;
 }

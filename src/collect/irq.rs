@@ -210,6 +210,7 @@ impl IrqCollector {
                 Box::leak(Box::new(MaybeUninit::uninit()));
             let mut open = IrqSkelBuilder::default().open(obj)?;
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.ttop_floor = u32::from(crate::collect::overrides::overrides().bpf_floor);
                 ro.flush_tlb_func_addr = flush;
                 ro.smp_ipi_func_addr = smp_ipi;
                 ro.cpumask_words = ncpus.div_ceil(64).max(1);

@@ -38,6 +38,10 @@ pub struct Overrides {
     /// TTOP_KERNEL_HIDE=a,b,...: tracepoints, helpers, map types, fields or functions
     /// ("kprobes" for all kprobes) to behave as if this kernel lacked.
     pub kernel_hide: Vec<String>,
+    /// TTOP_BPF_FLOOR=1: every event program returns at once (bpf/floor.h), on the same
+    /// hooks: the floor the benchmark and the CI gate net ttop's BPF cost of. Shows
+    /// nothing true; the header says so.
+    pub bpf_floor: bool,
 }
 
 impl Overrides {
@@ -68,11 +72,12 @@ impl Overrides {
                 .filter(|w| !w.is_empty())
                 .map(String::from)
                 .collect(),
+            bpf_floor: is("TTOP_BPF_FLOOR", "1"),
         }
     }
 
     /// The names it reads, for the documentation and the man page.
-    pub const NAMES: [&str; 12] = [
+    pub const NAMES: [&str; 13] = [
         "TTOP_UNPACED",
         "TTOP_SCHED_RAW_TP",
         "TTOP_FUTEX_RAW_SYSCALLS",
@@ -85,6 +90,7 @@ impl Overrides {
         "TTOP_KALLSYMS",
         "TTOP_DETACH_INLINE",
         "TTOP_KERNEL_HIDE",
+        "TTOP_BPF_FLOOR",
     ];
 }
 

@@ -300,6 +300,7 @@ impl ContentionCollector {
                 Box::leak(Box::new(MaybeUninit::uninit()));
             let mut open = ContentionSkelBuilder::default().open(obj)?;
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.ttop_floor = u32::from(crate::collect::overrides::overrides().bpf_floor);
                 ro.ustacks_off = u32::from(ustacks_off);
                 ro.state_by_tid = u32::from(by_tid);
                 if let Some((text, entry)) = ktext {

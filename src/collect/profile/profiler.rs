@@ -115,6 +115,9 @@ impl Profiler {
         // on-CPU stacks.
         // Before 5.18 sched_switch has no prev_state argument: the 3-argument copy.
         let switch3 = crate::collect::bpf::kernel::facts().tp_args("sched_switch") == Some(3);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.ttop_floor = u32::from(crate::collect::overrides::overrides().bpf_floor);
+        }
         open.progs.ttop_profile.set_autoload(!cfg.off_cpu);
         open.progs.ttop_offcpu.set_autoload(cfg.off_cpu && !switch3);
         open.progs.ttop_offcpu3.set_autoload(cfg.off_cpu && switch3);
