@@ -60,6 +60,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "=1: user stacks are walked by frame pointers only, without unwinding from .eh_frame.",
     ),
     (
+        "TTOP_BPF_FLOOR",
+        "=1: every eBPF program returns at its first instruction, on the same hooks: the floor that ttop's overhead is netted of (benchmarks, the cost gate); the eBPF figures are then empty, and problems[] says so.",
+    ),
+    (
         "TTOP_DETACH_INLINE",
         "=1: on quitting, the eBPF programs are detached by ttop itself, not by a child left to finish it (quitting then waits for the kernel).",
     ),
