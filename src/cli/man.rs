@@ -33,7 +33,7 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "TTOP_KERNEL_HIDE",
-        "=NAME,...: act as if this kernel lacked these tracepoints, helpers, map types, fields or functions (kprobes: every kprobe), so the fallbacks older kernels take run here (for tests; ttop probe shows the result).",
+        "=NAME,...: act as if this kernel lacked these tracepoints, helpers, map types, fields or functions (kprobes: every kprobe; proc_interrupts: the x86 IPI lines of /proc/interrupts), so the fallbacks older kernels take run here (for tests; ttop probe shows the result).",
     ),
     (
         "TTOP_KALLSYMS",
@@ -62,6 +62,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "TTOP_BPF_FLOOR",
         "=1: every eBPF program returns at its first instruction, on the same hooks: the floor that ttop's overhead is netted of (benchmarks, the cost gate); the eBPF figures are then empty, and problems[] says so.",
+    ),
+    (
+        "TTOP_IPI_SPLIT",
+        "=1: IPIs received are split into function calls and single function calls from the start, as the IPI view does while it is open (otherwise the kernel's CAL total is shown alone).",
     ),
     (
         "TTOP_DETACH_INLINE",

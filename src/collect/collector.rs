@@ -241,6 +241,15 @@ impl Collector {
         }
     }
 
+    /// See Request::IpiSplit.
+    pub fn set_ipi_split(&mut self, on: bool) {
+        if let Some(c) = self.irq.as_mut()
+            && let Err(e) = c.set_ipi_split(on)
+        {
+            self.mode.problems.push(e);
+        }
+    }
+
     pub fn start_profile(&mut self, hz: u64) {
         if self.profiler.is_none() {
             self.start_profile_mode(hz, false);

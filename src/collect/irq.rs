@@ -36,6 +36,9 @@ pub struct IrqCollector {
     shoot: Shootdowns,
     /// Gone processes whose sender sums a CPU still held at the last forget_procs.
     forget_later: Vec<u32>,
+    /// The call/call-single split's links while attached (`set_ipi_split`), where the
+    /// kernel's /proc/interrupts lines count the rest.
+    split_links: Vec<Link>,
 }
 
 /// The hooks the programs can use on this kernel.
@@ -51,6 +54,10 @@ struct Hooks {
     reasons: bool,
     /// Without csd: the remote flush function to kprobe, if the kernel takes kprobes.
     kprobe: Option<&'static str>,
+    /// x86's /proc/interrupts has RES, CAL, IWI and TLB: IPIs received and TLB
+    /// shootdowns are the kernel's counts, and of the receive programs only the
+    /// call/call-single split's two are loaded, attached while asked for.
+    proc_lines: bool,
 }
 
 impl Hooks {
@@ -74,6 +81,7 @@ impl Hooks {
                     .into_iter()
                     .find(|func| f.can_kprobe(func))
             },
+            proc_lines: f.proc_ipi_lines,
         }
     }
 }
@@ -81,6 +89,8 @@ impl Hooks {
 /// Where the TLB shootdowns received per CPU come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shootdowns {
+    /// The kernel's own count, /proc/interrupts TLB (x86).
+    Proc,
     /// csd:csd_function_entry of the flush function on another CPU's behalf.
     Csd,
     /// A kprobe on the flush function, remote calls only.
@@ -100,7 +110,13 @@ fn features(
 ) -> Vec<Feature> {
     let x86 = cfg!(target_arch = "x86_64");
     let v63 = "this kernel has no csd:csd_function_entry tracepoint (added in Linux 6.3)";
-    let mut out = vec![if m.recv {
+    let mut out = vec![if m.recv_proc {
+        Feature::measured(
+            "ipi_received",
+            "/proc/interrupts RES, CAL, IWI (the call/call-single split: \
+             raw_tp/irq_vectors:call_function*_entry, while the IPI view is open)",
+        )
+    } else if m.recv {
         Feature::measured("ipi_received", "raw_tp/irq_vectors:*_entry")
     } else if !x86 {
         Feature::missing("ipi_received", "needs x86's irq_vectors tracepoints")
@@ -122,6 +138,7 @@ fn features(
         Feature::missing("ipi_sent", "the ipi and csd tracepoints did not attach")
     });
     out.push(match shoot {
+        Shootdowns::Proc => Feature::measured("tlb_shootdowns", "/proc/interrupts TLB"),
         Shootdowns::Csd => Feature::measured("tlb_shootdowns", "raw_tp/csd:csd_function_entry"),
         Shootdowns::Kprobe => Feature::new(
             "tlb_shootdowns",
@@ -217,15 +234,20 @@ impl IrqCollector {
                 ro.mm_owner_ok = u32::from(owner_ok);
             }
             let p = &mut open.progs;
+            // What /proc/interrupts counts is not counted again.
+            let own = !hooks.proc_lines;
             for (prog, on) in [
                 (&mut p.ttop_call_function_entry, hooks.recv),
                 (&mut p.ttop_call_function_single_entry, hooks.recv),
-                (&mut p.ttop_reschedule_entry, hooks.recv),
-                (&mut p.ttop_irq_work_entry, facts.has_tp("irq_work_entry")),
+                (&mut p.ttop_reschedule_entry, hooks.recv && own),
+                (
+                    &mut p.ttop_irq_work_entry,
+                    facts.has_tp("irq_work_entry") && own,
+                ),
                 (&mut p.ttop_ipi_send_cpu, hooks.sent),
                 (&mut p.ttop_ipi_send_cpumask, hooks.sent),
                 (&mut p.ttop_csd_queue_cpu, hooks.csd),
-                (&mut p.ttop_csd_function_entry, hooks.csd),
+                (&mut p.ttop_csd_function_entry, hooks.csd && own),
                 (&mut p.ttop_tlb_flush, hooks.reasons),
                 (&mut p.ttop_kp_flush_tlb_func, hooks.kprobe.is_some()),
             ] {
@@ -264,25 +286,26 @@ impl IrqCollector {
                 }
             }
         };
-        let recv = [
-            attached(
-                "call_function_entry",
-                "function-call IPIs received",
-                &progs.ttop_call_function_entry,
-            ),
-            attached(
-                "call_function_single_entry",
-                "single function-call IPIs received",
-                &progs.ttop_call_function_single_entry,
-            ),
-            attached(
-                "reschedule_entry",
-                "reschedule IPIs received",
-                &progs.ttop_reschedule_entry,
-            ),
-        ]
-        .iter()
-        .all(|&a| a);
+        let recv = !hooks.proc_lines
+            && [
+                attached(
+                    "call_function_entry",
+                    "function-call IPIs received",
+                    &progs.ttop_call_function_entry,
+                ),
+                attached(
+                    "call_function_single_entry",
+                    "single function-call IPIs received",
+                    &progs.ttop_call_function_single_entry,
+                ),
+                attached(
+                    "reschedule_entry",
+                    "reschedule IPIs received",
+                    &progs.ttop_reschedule_entry,
+                ),
+            ]
+            .iter()
+            .all(|&a| a);
         attached(
             "irq_work_entry",
             "irq_work IPIs received",
@@ -317,14 +340,16 @@ impl IrqCollector {
             .then_some(func),
             None => None,
         };
-        if links.is_empty() {
+        if links.is_empty() && !hooks.proc_lines {
             return Err(problems
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "no IPI probe attached".into()));
         }
         let tlb_known = flush != 0 || !cfg!(target_arch = "x86_64");
-        let shoot = if csd_recv && tlb_known {
+        let shoot = if hooks.proc_lines {
+            Shootdowns::Proc
+        } else if csd_recv && tlb_known {
             Shootdowns::Csd
         } else if kprobe.is_some() {
             Shootdowns::Kprobe
@@ -335,6 +360,8 @@ impl IrqCollector {
         };
         let measured = IrqMeasured {
             recv,
+            recv_proc: hooks.proc_lines,
+            split_epoch: 0,
             sent,
             queued,
             shootdowns: shoot != Shootdowns::None,
@@ -342,7 +369,7 @@ impl IrqCollector {
             reasons,
         };
         let features = features(facts, &measured, shoot, kprobe, tlb_known);
-        Ok(Self {
+        let mut c = Self {
             skel,
             _links: links,
             ncpus,
@@ -353,7 +380,46 @@ impl IrqCollector {
             measured,
             shoot,
             forget_later: Vec::new(),
-        })
+            split_links: Vec::new(),
+        };
+        if crate::collect::overrides::overrides().ipi_split
+            && let Err(e) = c.set_ipi_split(true)
+        {
+            c.problems.push(e);
+        }
+        Ok(c)
+    }
+
+    /// Count the call/call-single split of the IPIs received (true: the IPI view
+    /// opened) or leave them to /proc/interrupts' CAL total again (false). Nothing
+    /// where the receive programs count everything themselves (no such lines) or did
+    /// not load.
+    pub fn set_ipi_split(&mut self, on: bool) -> Result<(), String> {
+        if !self.measured.recv_proc || on == !self.split_links.is_empty() {
+            return Ok(());
+        }
+        if !on {
+            self.split_links.clear();
+            self.measured.recv = false;
+            return Ok(());
+        }
+        let p = &self.skel.progs;
+        let mut links = Vec::new();
+        for prog in [
+            &p.ttop_call_function_entry,
+            &p.ttop_call_function_single_entry,
+        ] {
+            if !prog.autoload() {
+                return Err("IPI call/call-single split: not loaded on this kernel".into());
+            }
+            links.push(prog.attach().map_err(|e| {
+                explain("IPI call/call-single split: probe call_function_entry", &e)
+            })?);
+        }
+        self.split_links = links;
+        self.measured.recv = true;
+        self.measured.split_epoch += 1;
+        Ok(())
     }
 
     fn name(&mut self, addr: u64) -> String {

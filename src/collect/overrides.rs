@@ -42,6 +42,9 @@ pub struct Overrides {
     /// hooks: the floor the benchmark and the CI gate net ttop's BPF cost of. Shows
     /// nothing true; the header says so.
     pub bpf_floor: bool,
+    /// TTOP_IPI_SPLIT=1: count the call/call-single split of IPIs received from the
+    /// start, as the IPI view does while open (for --json, recordings and tests).
+    pub ipi_split: bool,
 }
 
 impl Overrides {
@@ -73,11 +76,12 @@ impl Overrides {
                 .map(String::from)
                 .collect(),
             bpf_floor: is("TTOP_BPF_FLOOR", "1"),
+            ipi_split: is("TTOP_IPI_SPLIT", "1"),
         }
     }
 
     /// The names it reads, for the documentation and the man page.
-    pub const NAMES: [&str; 13] = [
+    pub const NAMES: [&str; 14] = [
         "TTOP_UNPACED",
         "TTOP_SCHED_RAW_TP",
         "TTOP_FUTEX_RAW_SYSCALLS",
@@ -91,6 +95,7 @@ impl Overrides {
         "TTOP_DETACH_INLINE",
         "TTOP_KERNEL_HIDE",
         "TTOP_BPF_FLOOR",
+        "TTOP_IPI_SPLIT",
     ];
 }
 

@@ -76,6 +76,9 @@ pub enum Request {
     /// Hook every futex call (true: the futex view opened) or count only the waits that
     /// slept again (false: it closed). Nothing unless loaded for it (futex_on_demand).
     FutexCalls(bool),
+    /// Count the call/call-single split of the IPIs received (true: the IPI view
+    /// opened), or leave it to /proc/interrupts' total (false).
+    IpiSplit(bool),
     /// Switch between on-CPU and off-CPU stacks (`o`), of these processes (None: the
     /// filter's).
     ProfileMode {
@@ -151,6 +154,7 @@ pub fn spawn_with_requests(
                             Ok(Request::SetFilter(f)) => collector.set_filter(f),
                             Ok(Request::StartProfile) => collector.start_profile(99),
                             Ok(Request::FutexCalls(on)) => collector.set_futex_calls(on),
+                            Ok(Request::IpiSplit(on)) => collector.set_ipi_split(on),
                             Ok(Request::ProfileMode { off_cpu, pids }) => {
                                 collector.set_profile_mode(off_cpu, pids)
                             }

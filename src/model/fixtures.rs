@@ -473,6 +473,9 @@ pub fn synthetic(nprocs: u32, threads_per: u32, secs: u64) -> Sample {
 pub fn irq_into(s: &mut Sample, secs: u64) {
     super::irq::fixture_into(s, secs);
     if let Some(irq) = s.irq.as_mut() {
+        // The programs' own counts (a host whose /proc/interrupts lacks the x86 lines),
+        // so that eBPF's TLB column and the kernel's are two sources.
+        irq.measured.recv_proc = false;
         for (k, c) in (0u64..).zip(irq.cpus.iter_mut()) {
             // recv: call, call-single, reschedule, irq-work; sent: reschedule, tlb, call,
             // other (irq::RECV_NAMES, SENT_NAMES).

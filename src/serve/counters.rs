@@ -138,7 +138,7 @@ pub fn totals(o: &mut Out, t: &Totals) {
             IPI_KINDS.iter().enumerate().map(move |(i, k)| {
                 (
                     l(&[("cpu", c.to_string()), ("kind", k.to_string())]),
-                    v.ipis.map(|a| a[i] as f64),
+                    v.ipis.and_then(|a| a[i]).map(|n| n as f64),
                 )
             })
         })

@@ -98,13 +98,15 @@ pub fn gauges(o: &mut Out, f: &Frame, top: usize) {
     let ipi_rows = f.cpus.iter().flat_map(|c| {
         let kinds = c.ipi.as_ref().map(|i| {
             [
+                ("call", Some(i.call)),
                 ("call_function", i.call_function),
                 ("call_function_single", i.call_function_single),
-                ("reschedule", i.reschedule),
-                ("irq_work", i.irq_work),
+                ("reschedule", Some(i.reschedule)),
+                ("irq_work", Some(i.irq_work)),
             ]
         });
-        kinds.into_iter().flatten().map(move |(k, n)| {
+        let kinds = kinds.into_iter().flatten();
+        kinds.filter_map(|(k, n)| Some((k, n?))).map(move |(k, n)| {
             (
                 l(&[("cpu", c.cpu.to_string()), ("kind", k.to_string())]),
                 per_s(n as f64),

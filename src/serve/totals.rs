@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use crate::model::Frame;
 
 /// The IPI kinds a CPU receives, as `ttop_cpu_ipis_per_second` labels them.
-pub const IPI_KINDS: [&str; 4] = [
+pub const IPI_KINDS: [&str; 5] = [
+    "call",
     "call_function",
     "call_function_single",
     "reschedule",
@@ -31,8 +32,9 @@ pub struct CpuTotals {
     pub switches: Option<u64>,
     pub migrations: Option<u64>,
     pub tlb_shootdowns: Option<u64>,
-    /// By IPI_KINDS.
-    pub ipis: Option<[u64; 4]>,
+    /// By IPI_KINDS. The call/call-single split is counted only while asked for (the
+    /// IPI view): its totals are None from the first frame without it on.
+    pub ipis: Option<[Option<u64>; 5]>,
 }
 
 /// Everything that counts, summed over the frames seen.
@@ -139,17 +141,18 @@ impl Totals {
             add(&mut e.migrations, c.migrations);
             add(&mut e.tlb_shootdowns, c.tlb_shootdowns);
             if let Some(i) = &c.ipi {
-                let a = e.ipis.get_or_insert([0; 4]);
+                let a = e.ipis.get_or_insert([Some(0); 5]);
                 for (k, n) in [
+                    Some(i.call),
                     i.call_function,
                     i.call_function_single,
-                    i.reschedule,
-                    i.irq_work,
+                    Some(i.reschedule),
+                    Some(i.irq_work),
                 ]
                 .into_iter()
                 .enumerate()
                 {
-                    a[k] += n;
+                    a[k] = a[k].zip(n).map(|(t, n)| t + n);
                 }
             }
         }

@@ -19,9 +19,12 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ("CPU", "CPU number"),
     (
         "CALL/s",
-        "function-call IPIs this CPU received (sent to many CPUs at once)",
+        "function-call IPIs this CPU received, of both kinds (the kernel's CAL count)",
     ),
-    ("CALL1/s", "single-target function-call IPIs received"),
+    (
+        "CALL1/s",
+        "of them single-target calls: counted by eBPF only while this view is open (- the first interval)",
+    ),
     (
         "RESCH/s",
         "reschedule IPIs received: another CPU woke a thread to run here",
@@ -29,7 +32,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
     ("IRQW/s", "irq_work IPIs received"),
     (
         "TLB/s",
-        "TLB shootdowns this CPU ran for another CPU's unmap or protection change (eBPF)",
+        "TLB shootdowns this CPU ran for another CPU's unmap or protection change (the kernel's TLB count on x86, else eBPF)",
     ),
     (
         "kTLB/s",
@@ -157,8 +160,8 @@ pub fn render(f: &mut TermFrame, area: Rect, app: &App, fr: &Frame, th: &Theme) 
                 .map_or_else(|| "-".into(), |v| rate(*v, secs));
             Row::new(vec![
                 Cell::from(c.cpu.to_string()),
-                Cell::from(orate(r.map(|r| r.call_function), secs)),
-                Cell::from(orate(r.map(|r| r.call_function_single), secs)),
+                Cell::from(orate(r.map(|r| r.call), secs)),
+                Cell::from(orate(r.and_then(|r| r.call_function_single), secs)),
                 Cell::from(orate(r.map(|r| r.reschedule), secs)),
                 Cell::from(orate(r.map(|r| r.irq_work), secs)),
                 Cell::from(orate(c.tlb_shootdowns, secs)).style(th.truth),

@@ -181,6 +181,13 @@ impl App {
             self.futex_calls_asked = futex_calls;
             self.requests.push(Request::FutexCalls(futex_calls));
         }
+        // The call/call-single split of IPIs received is counted while the IPI view is
+        // open; elsewhere /proc/interrupts' total is.
+        let ipi_split = self.view == View::Ipi && self.replay.is_none();
+        if ipi_split != self.ipi_split_asked {
+            self.ipi_split_asked = ipi_split;
+            self.requests.push(Request::IpiSplit(ipi_split));
+        }
     }
 
     /// ↓/PgDn and ↑/PgUp turn the help's pages when it has several (staying on the

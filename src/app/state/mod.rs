@@ -96,6 +96,8 @@ pub struct App {
     pub profile_asked: bool,
     /// Every futex call is asked to be hooked (the futex view is open, live).
     pub futex_calls_asked: bool,
+    /// The IPI call/call-single split is asked to be counted (the IPI view is open, live).
+    pub ipi_split_asked: bool,
     /// Acting on a process (F9 signal, F7/F8 nice, a affinity): the open prompt.
     pub act: Option<super::act::ActMenu>,
     /// Confirmed acts, performed by the live loop (`act_exec::perform`).
@@ -162,6 +164,7 @@ impl App {
             profile: Default::default(),
             profile_asked: false,
             futex_calls_asked: false,
+            ipi_split_asked: false,
             act: None,
             act_requests: Vec::new(),
             act_result: None,

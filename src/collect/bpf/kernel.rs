@@ -32,6 +32,9 @@ pub struct KernelFacts {
     funcs: HashSet<&'static str>,
     /// The kernel can attach kprobes (the kprobe PMU, which libbpf uses, is there).
     pub kprobes: bool,
+    /// /proc/interrupts has x86's IPI lines (RES, CAL, IWI, TLB): the kernel counts
+    /// IPIs received and TLB shootdowns itself ("proc_interrupts" to hide).
+    pub proc_ipi_lines: bool,
 }
 
 /// The tracepoints any ttop program attaches to (raw_tp / tp_btf names).
@@ -89,10 +92,12 @@ impl KernelFacts {
             .map(|s| s.trim().to_string())
             .unwrap_or_default();
         let kprobes = std::path::Path::new("/sys/bus/event_source/devices/kprobe/type").exists();
+        let proc_ipi_lines = cfg!(target_arch = "x86_64") && proc_ipi_lines();
         let Ok(btf) = Btf::from_vmlinux() else {
             return Self {
                 release,
                 kprobes,
+                proc_ipi_lines,
                 ..Self::default()
             };
         };
@@ -100,6 +105,7 @@ impl KernelFacts {
             release,
             btf: true,
             kprobes,
+            proc_ipi_lines,
             ..Self::default()
         };
         for &tp in TRACEPOINTS {
@@ -149,6 +155,7 @@ impl KernelFacts {
             fields: FIELDS.iter().copied().collect(),
             funcs: FUNCS.iter().copied().collect(),
             kprobes: true,
+            proc_ipi_lines: true,
         }
     }
 
@@ -198,6 +205,9 @@ impl KernelFacts {
         if what == "kprobes" {
             self.kprobes = false;
         }
+        if what == "proc_interrupts" {
+            self.proc_ipi_lines = false;
+        }
     }
 
     /// TTOP_KERNEL_HIDE=a,b,...: pretend this kernel lacks these tracepoints, helpers,
@@ -208,6 +218,17 @@ impl KernelFacts {
             self.hide(w);
         }
     }
+}
+
+/// Whether /proc/interrupts has the x86 IPI lines ttop reads instead of counting those
+/// interrupts itself.
+fn proc_ipi_lines() -> bool {
+    let text = std::fs::read_to_string("/proc/interrupts").unwrap_or_default();
+    let p = crate::model::irq::ProcInterrupts::parse(&text);
+    !p.cpus.is_empty()
+        && ["RES", "CAL", "IWI", "TLB"]
+            .iter()
+            .all(|l| p.lines.contains_key(*l))
 }
 
 /// `btf_trace_NAME` is a typedef of a pointer to a function whose first argument is the

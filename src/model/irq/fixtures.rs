@@ -129,17 +129,26 @@ pub fn fixture_into(s: &mut Sample, secs: u64) {
                 queued: 30 * secs,
             },
         ],
-        measured: IrqMeasured::default(),
+        // x86 as the IPI view sees it: the kernel's lines, and the call split it asks for.
+        measured: IrqMeasured {
+            recv_proc: true,
+            split_epoch: 1,
+            ..IrqMeasured::default()
+        },
     });
     let mut lines = BTreeMap::new();
-    let per_cpu = |base: u64| {
+    // The kernel's counts of what the programs' counters above say (CAL: both kinds).
+    let per_cpu = |base: u64, step: u64| {
         (0..u64::from(ncpu))
-            .map(|k| (base + 90 * (k + 1)) * secs)
+            .map(|k| (base + step * (k + 1)) * secs)
             .collect()
     };
-    lines.insert("TLB".to_string(), per_cpu(2310));
-    lines.insert("CAL".to_string(), per_cpu(2440));
-    lines.insert("RES".to_string(), per_cpu(900));
-    lines.insert("IWI".to_string(), per_cpu(3));
-    s.interrupts = ProcInterrupts { lines };
+    lines.insert("TLB".to_string(), per_cpu(2310, 90));
+    lines.insert("CAL".to_string(), per_cpu(2440, 100));
+    lines.insert("RES".to_string(), per_cpu(900, 50));
+    lines.insert("IWI".to_string(), per_cpu(3, 0));
+    s.interrupts = ProcInterrupts {
+        lines,
+        ..Default::default()
+    };
 }

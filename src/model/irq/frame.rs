@@ -15,8 +15,12 @@ use crate::model::sample::Sample;
 /// IPIs received by one CPU in the interval (`cpus[].ipi`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct IpiRecvFrame {
-    pub call_function: u64,
-    pub call_function_single: u64,
+    /// Function-call IPIs of both kinds (/proc/interrupts CAL on x86).
+    pub call: u64,
+    /// Their split (irq_vectors:call_function*_entry), measured only while asked for
+    /// (the IPI view open): null in the other intervals.
+    pub call_function: Option<u64>,
+    pub call_function_single: Option<u64>,
     pub reschedule: u64,
     pub irq_work: u64,
 }
@@ -181,15 +185,22 @@ pub fn irq_frame(prev: Option<&Sample>, cur: &Sample) -> IrqParts {
     // The kernel's own counters, even without eBPF.
     let mut tlb_ref: Option<u64> = None;
     for (name, counts) in &cur.interrupts.lines {
-        let pc = p.interrupts.lines.get(name);
         for (i, &v) in counts.iter().enumerate() {
-            let d = pc.map_or(0, |pc| delta(idx(pc, i), v));
+            let cpu = cur.interrupts.cpu_of(i);
+            // A CPU that came online in the interval counts from 0.
+            let d = delta(p.interrupts.of(name, cpu).unwrap_or(0), v);
             if name == "TLB" {
                 *tlb_ref.get_or_insert(0) += d;
             }
-            out.interrupts.push((i as u32, name.clone(), d));
+            out.interrupts.push((cpu, name.clone(), d));
         }
     }
+    // The kernel's count of one line for one CPU over the interval.
+    let kernel = |line: &str, cpu: u32| {
+        cur.interrupts
+            .of(line, cpu)
+            .map(|v| delta(p.interrupts.of(line, cpu).unwrap_or(0), v))
+    };
     let Some(c) = cur.irq.as_ref() else {
         return out;
     };
@@ -198,6 +209,10 @@ pub fn irq_frame(prev: Option<&Sample>, cur: &Sample) -> IrqParts {
         .map(|s| s.cpus.iter().map(|c| (c.cpu, c)).collect())
         .unwrap_or_default();
     let m = c.measured;
+    let pm = pirq.map(|s| s.measured);
+    // The call/call-single split counted by the eBPF programs for the whole interval.
+    let split =
+        m.recv && (!m.recv_proc || pm.is_some_and(|pm| pm.recv && pm.split_epoch == m.split_epoch));
     let zero = |on: bool| on.then_some(0u64);
     let mut tlb = TlbFrame {
         task_switch: zero(m.reasons),
@@ -222,7 +237,11 @@ pub fn irq_frame(prev: Option<&Sample>, cur: &Sample) -> IrqParts {
         let r = |i| vdelta(&pc.recv, &ic.recv, i);
         let s = |i| vdelta(&pc.sent, &ic.sent, i);
         let t = |i| vdelta(&pc.tlb, &ic.tlb, i);
-        let shoot = delta(pc.tlb_shootdowns, ic.tlb_shootdowns);
+        let shoot = if m.recv_proc {
+            kernel("TLB", ic.cpu).unwrap_or(0)
+        } else {
+            delta(pc.tlb_shootdowns, ic.tlb_shootdowns)
+        };
         add(&mut tlb.task_switch, t(0));
         add(&mut tlb.remote_shootdown, t(1));
         add(&mut tlb.local_shootdown, t(2));
@@ -234,12 +253,23 @@ pub fn irq_frame(prev: Option<&Sample>, cur: &Sample) -> IrqParts {
         add(&mut tlb.ipis, s(1));
         out.cpus.push(IrqCpuPart {
             cpu: ic.cpu,
-            ipi: m.recv.then(|| IpiRecvFrame {
-                call_function: r(0),
-                call_function_single: r(1),
-                reschedule: r(2),
-                irq_work: r(3),
-            }),
+            ipi: if m.recv_proc {
+                Some(IpiRecvFrame {
+                    call: kernel("CAL", ic.cpu).unwrap_or(0),
+                    call_function: split.then(|| r(0)),
+                    call_function_single: split.then(|| r(1)),
+                    reschedule: kernel("RES", ic.cpu).unwrap_or(0),
+                    irq_work: kernel("IWI", ic.cpu).unwrap_or(0),
+                })
+            } else {
+                m.recv.then(|| IpiRecvFrame {
+                    call: r(0) + r(1),
+                    call_function: Some(r(0)),
+                    call_function_single: Some(r(1)),
+                    reschedule: r(2),
+                    irq_work: r(3),
+                })
+            },
             ipi_sent: m.sent.then(|| IpiSentFrame {
                 reschedule: s(0),
                 tlb: s(1),
@@ -389,8 +419,9 @@ ERR:          0\n";
         let ipi = cpu(&f, 1).ipi.as_ref().unwrap();
         assert_eq!(
             (ipi.call_function, ipi.call_function_single, ipi.reschedule),
-            (3, 6, 9)
+            (Some(3), Some(6), 9)
         );
+        assert_eq!(ipi.call, 9);
         assert_eq!(cpu(&f, 0).tlb_shootdowns, Some(12));
         assert_eq!(interrupts(&f, 1, "TLB"), 33);
         let tlb = f.tlb.as_ref().unwrap();
@@ -491,5 +522,59 @@ ERR:          0\n";
     #[test]
     fn first_sample_has_no_rates() {
         assert_eq!(irq_frame(None, &sample(1)), IrqParts::default());
+    }
+
+    /// x86 by default: received IPIs and shootdowns are the kernel's lines, per CPU by
+    /// the header's CPU numbers; the call/call-single split only for an interval whose
+    /// two Samples had the split's programs attached since the same attach.
+    #[test]
+    fn kernel_lines_by_default_and_the_split_only_when_whole() {
+        let (mut p, mut c) = (sample(100), sample(103));
+        // CPU 1's counts in the BPF sample would say otherwise: ignored.
+        let proc_m = |recv: bool, split_epoch: u32| IrqMeasured {
+            recv,
+            recv_proc: true,
+            split_epoch,
+            ..IrqMeasured::default()
+        };
+        p.irq.as_mut().unwrap().measured = proc_m(false, 0);
+        c.irq.as_mut().unwrap().measured = proc_m(false, 0);
+        let f = irq_frame(Some(&p), &c);
+        let ipi = cpu(&f, 1).ipi.clone().unwrap();
+        // CPU 1's column grows by 11 a step: 3 steps.
+        assert_eq!((ipi.call, ipi.reschedule, ipi.irq_work), (33, 33, 33));
+        assert_eq!((ipi.call_function, ipi.call_function_single), (None, None));
+        assert_eq!(cpu(&f, 0).tlb_shootdowns, Some(30));
+        assert_eq!(f.tlb.as_ref().unwrap().shootdowns, Some(30 + 33));
+        // Attached at both ends, same attach: the split.
+        p.irq.as_mut().unwrap().measured = proc_m(true, 2);
+        c.irq.as_mut().unwrap().measured = proc_m(true, 2);
+        let ipi = cpu(&irq_frame(Some(&p), &c), 1).ipi.clone().unwrap();
+        assert_eq!(
+            (ipi.call_function, ipi.call_function_single),
+            (Some(3), Some(6))
+        );
+        // Detached and attached again in between: part of the interval is missing.
+        c.irq.as_mut().unwrap().measured = proc_m(true, 3);
+        let ipi = cpu(&irq_frame(Some(&p), &c), 1).ipi.clone().unwrap();
+        assert_eq!(ipi.call_function, None);
+        // Attached during the interval.
+        p.irq.as_mut().unwrap().measured = proc_m(false, 2);
+        c.irq.as_mut().unwrap().measured = proc_m(true, 3);
+        let ipi = cpu(&irq_frame(Some(&p), &c), 1).ipi.clone().unwrap();
+        assert_eq!(ipi.call_function_single, None);
+    }
+
+    /// /proc/interrupts lists online CPUs only: with CPU 1 offline, its second column
+    /// is CPU 2's.
+    #[test]
+    fn columns_are_the_headers_cpus() {
+        let text = "           CPU0       CPU2       \n\
+RES:         10         20   Rescheduling interrupts\n";
+        let i = ProcInterrupts::parse(text);
+        assert_eq!(i.cpus, vec![0, 2]);
+        assert_eq!(i.of("RES", 2), Some(20));
+        assert_eq!(i.of("RES", 1), None);
+        assert_eq!(i.cpu_of(1), 2);
     }
 }

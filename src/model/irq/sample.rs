@@ -72,8 +72,17 @@ pub struct IrqSample {
 /// (null, `-`), never a zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IrqMeasured {
-    /// `IrqCpu::recv` (irq_vectors:*_entry, x86).
+    /// `IrqCpu::recv` (irq_vectors:*_entry, x86). Where `recv_proc` is set, only its
+    /// call/call-single split is used, fed while the split is asked for.
     pub recv: bool,
+    /// IPIs received by kind and TLB shootdowns are the kernel's own counts
+    /// (`Sample::interrupts`: x86 RES, CAL, IWI, TLB), not counted by a program.
+    #[serde(default)]
+    pub recv_proc: bool,
+    /// Bumped each time the split's programs attach: an interval whose two Samples
+    /// have `recv` and the same epoch was split whole.
+    #[serde(default)]
+    pub split_epoch: u32,
     /// `IrqCpu::sent` and the senders' `ipis` (ipi:ipi_send_cpu/cpumask, 6.3+).
     pub sent: bool,
     /// `IrqCpu::tlb_requests` and the senders' `queued` of every kind (csd:csd_queue_cpu).
@@ -92,6 +101,8 @@ impl Default for IrqMeasured {
     fn default() -> Self {
         Self {
             recv: true,
+            recv_proc: false,
+            split_epoch: 0,
             sent: true,
             queued: true,
             shootdowns: true,
@@ -106,6 +117,10 @@ impl Default for IrqMeasured {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcInterrupts {
     pub lines: BTreeMap<String, Vec<u64>>,
+    /// The CPU of each column (the header's CPUn: online CPUs only). Empty in
+    /// recordings made before ttop kept it: column i is CPU i.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
 }
 
 impl ProcInterrupts {
@@ -113,7 +128,12 @@ impl ProcInterrupts {
     pub fn parse(text: &str) -> Self {
         let mut lines = BTreeMap::new();
         let mut it = text.lines();
-        let ncpus = it.next().map_or(0, |h| h.split_whitespace().count());
+        let cpus: Vec<u32> = it.next().map_or_else(Vec::new, |h| {
+            h.split_whitespace()
+                .filter_map(|w| w.strip_prefix("CPU")?.parse().ok())
+                .collect()
+        });
+        let ncpus = cpus.len();
         for l in it {
             let Some((label, rest)) = l.split_once(':') else {
                 continue;
@@ -130,6 +150,21 @@ impl ProcInterrupts {
                 .collect();
             lines.insert(label.to_string(), counts);
         }
-        Self { lines }
+        Self { lines, cpus }
+    }
+
+    /// The count of `line` for `cpu` (None: no such line or column).
+    pub fn of(&self, line: &str, cpu: u32) -> Option<u64> {
+        let col = if self.cpus.is_empty() {
+            cpu as usize
+        } else {
+            self.cpus.iter().position(|&c| c == cpu)?
+        };
+        self.lines.get(line)?.get(col).copied()
+    }
+
+    /// The CPU of column `col`.
+    pub fn cpu_of(&self, col: usize) -> u32 {
+        self.cpus.get(col).copied().unwrap_or(col as u32)
     }
 }
