@@ -395,7 +395,7 @@ impl IrqCollector {
     /// where the receive programs count everything themselves (no such lines) or did
     /// not load.
     pub fn set_ipi_split(&mut self, on: bool) -> Result<(), String> {
-        if !self.measured.recv_proc || on == !self.split_links.is_empty() {
+        if !self.measured.recv_proc || on != self.split_links.is_empty() {
             return Ok(());
         }
         if !on {
