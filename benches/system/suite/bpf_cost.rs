@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::bpfstats::{self, ProgStat, wait_progs};
-use super::procs::{Storm, Workload, kv_f64, spawn_quiet, storms, terminate, ttop_bin};
+use super::procs::{Storm, Workload, kv_f64, spawn_quiet_env, storms, terminate, ttop_bin};
 use super::slowdown::before_bin;
 use super::{Opts, Row, ncpus, pct, rate, say, secs};
 
@@ -85,7 +85,19 @@ fn ctxt() -> u64 {
 
 /// Every storm under one build of ttop (`ttop --json -d 1`), BPF statistics on.
 fn measure(bin: &Path, all: &[Storm], o: &Opts) -> Vec<Run> {
-    let ttop = spawn_quiet(bin, &["--json", "-d", "1"]);
+    measure_cmd(bin, &["--json", "-d", "1"], &[], all, o)
+}
+
+/// Every storm under one monitor (`bin args`, with `env`), BPF statistics on: its
+/// programs are the ones the process holds once their set stands still.
+fn measure_cmd(
+    bin: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    all: &[Storm],
+    o: &Opts,
+) -> Vec<Run> {
+    let ttop = spawn_quiet_env(bin, args, env);
     let ids = wait_progs(ttop.id(), secs(20.0));
     let stats = bpfstats::enable_stats();
     if let Err(e) = &stats {
@@ -190,5 +202,91 @@ pub fn bpf_cost(o: &Opts) -> Vec<Row> {
             rows.push(row);
         }
     }
+    rows.extend(beside_the_floor(
+        o,
+        &switch_storm(o.bpf_secs),
+        &now[all.len() - 1],
+    ));
     rows
 }
+
+/// libbpf-tools' runqlat, the lightest peer a user would run instead, where installed.
+const RUNQLAT: &str = "/usr/sbin/runqlat";
+
+/// The switch storm under ttop beside the empty-program build (`TTOP_BPF_FLOOR=1`: the
+/// same hooks, every program returning at once: what BPF statistics charge a run of
+/// nothing) and libbpf-tools' runqlat, measured in this run: ttop's ns per switch net of
+/// the floor, and its ratio to it (issue 51: at most 2.5; CI's gate: `FLOOR_GATE`).
+fn beside_the_floor(o: &Opts, storm: &Storm, ttop: &Run) -> Vec<Row> {
+    let one = std::slice::from_ref(storm);
+    let floor = measure_cmd(
+        &ttop_bin(),
+        &["--json", "-d", "1"],
+        &[("TTOP_BPF_FLOOR", "1")],
+        one,
+        o,
+    );
+    let f = &floor[0];
+    let ratio = ttop.ns_per_switch() / f.ns_per_switch().max(1e-9);
+    let mut rows = vec![
+        Row::new(
+            2,
+            "bpf-switch-floor",
+            format!(
+                "the empty-program build (TTOP_BPF_FLOOR=1, the same {} programs) under {}",
+                f.progs.len(),
+                storm.label
+            ),
+        )
+        .ttop(format!(
+            "{:.0} ns per switch ({} of one CPU)",
+            f.ns_per_switch(),
+            pct(f.cpu_pct())
+        )),
+        Row::new(
+            2,
+            "bpf-switch-net",
+            "ttop's ns per switch net of the floor, and its ratio to the floor",
+        )
+        .ttop(format!(
+            "{:.0} ns per switch net ({:.0} as BPF statistics read it)",
+            ttop.ns_per_switch() - f.ns_per_switch(),
+            ttop.ns_per_switch()
+        ))
+        .baseline(format!("the floor: {:.0} ns", f.ns_per_switch()))
+        .ratio(ratio)
+        .target(
+            format!("≤ 2.5 × the floor (issue 51); CI fails above {FLOOR_GATE}"),
+            Some(ratio <= 2.5),
+        ),
+    ];
+    if Path::new(RUNQLAT).exists() {
+        let r = measure_cmd(Path::new(RUNQLAT), &["1000"], &[], one, o);
+        let r = &r[0];
+        rows.push(
+            Row::new(
+                2,
+                "bpf-switch-runqlat",
+                format!("libbpf-tools runqlat under {}", storm.label),
+            )
+            .ttop(format!("ttop {:.0} ns per switch", ttop.ns_per_switch()))
+            .baseline(format!(
+                "runqlat: {:.0} ns per switch ({} context switches)",
+                r.ns_per_switch(),
+                rate(r.switches as f64 / r.secs)
+            ))
+            .ratio(ttop.ns_per_switch() / r.ns_per_switch().max(1e-9))
+            .target(
+                "≤ runqlat's",
+                Some(ttop.ns_per_switch() <= r.ns_per_switch()),
+            ),
+        );
+    }
+    rows
+}
+
+/// CI's gate (tests/bench_smoke.rs): ttop's ns per switch under the switch storm over
+/// the empty-program build's, in the same run. Issue 51 asks for 3; measured 3.1-3.5
+/// on 2026-12-02 (`docs/overhead.md`), so the gate stands above that until it is met,
+/// where a regression of a third fails it.
+pub const FLOOR_GATE: f64 = 4.5;

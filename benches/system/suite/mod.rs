@@ -189,6 +189,8 @@ pub const ROW_KEYS: &[&str] = &[
     "bpf-mutex-total",
     "bpf-spin-total",
     "bpf-switch-total",
+    "bpf-switch-floor",
+    "bpf-switch-net",
     "stack-storm",
     "stack-cost",
     "slow-churn-ttop",

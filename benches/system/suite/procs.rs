@@ -201,8 +201,14 @@ impl Tui {
 
 /// Any command in the background, stdout and stderr to /dev/null (top -b, ttop --json).
 pub fn spawn_quiet(bin: &Path, args: &[&str]) -> Child {
+    spawn_quiet_env(bin, args, &[])
+}
+
+/// The same, with these environment variables set.
+pub fn spawn_quiet_env(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
     Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
