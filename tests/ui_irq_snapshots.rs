@@ -88,6 +88,58 @@ fn ipi_view_on_linux_6_1() {
     snap!("ipi_linux_6_1_100x30", text);
 }
 
+/// x86 by default: IPIs received are the kernel's /proc/interrupts counts; the
+/// call/call-single split is counted only while the IPI view is open, so an interval
+/// without it shows '-' in CALL1/s (never 0) and the total in CALL/s. The live view
+/// asks for the split once when opened and lets it go once when left.
+#[test]
+fn the_ipi_view_asks_for_the_split_and_shows_its_absence() {
+    use ttop::collect::Request;
+    let sys = fixtures::system();
+    let mut app = App::new();
+    app.color = false;
+    let sample = |secs| {
+        let mut s = fixtures::incident(secs, true);
+        irq::fixture_into(&mut s, secs);
+        // The split not attached.
+        s.irq.as_mut().unwrap().measured.recv = false;
+        s
+    };
+    let mut prev = sample(0);
+    for i in 1..=3 {
+        let cur = sample(i);
+        app.push_frame(derive(&sys, Some(&prev), &cur));
+        prev = cur;
+    }
+    app.handle(Action::GoTo(View::Ipi));
+    app.handle(Action::SortNext);
+    let text = screen(&app, 160, 50);
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap_or_else(|| panic!("CPU 0's row:\n{text}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // CPU, CALL/s (the kernel's CAL: 2440 + 100 a CPU), CALL1/s.
+    assert_eq!(&cols[..3], ["0", "2540", "-"], "{row}");
+    let asked: Vec<bool> = app
+        .requests
+        .iter()
+        .filter_map(|r| match r {
+            Request::IpiSplit(on) => Some(*on),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, [true], "opened, once");
+    app.handle(Action::GoTo(View::Latency));
+    app.handle(Action::GoTo(View::Main));
+    let asked = app
+        .requests
+        .iter()
+        .filter(|r| matches!(r, Request::IpiSplit(false)))
+        .count();
+    assert_eq!(asked, 1, "left, once");
+}
+
 #[test]
 fn latency_view_80x24() {
     let text = screen(&app(View::Latency), 80, 24);
