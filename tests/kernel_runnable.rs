@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::stream::{f, proc_row};
 use common::*;
 
-/// K spinning threads on an otherwise idle machine: true runnable is K (within 15%) and
+/// K spinning threads: true runnable is K and the background read before them (within 15%), and
 /// agrees with /proc/stat procs_running sampled at 1 kHz over the same seconds: ttop
 /// runs first, and only the frames whose whole interval lies inside the sampling are
 /// compared (ttop's start-up, its loader threads runnable beside the spinners, is in
@@ -69,15 +69,14 @@ fn runnable_matches_spinners_and_procs_running() {
         "only {} procs_running reads",
         pr.reads.len()
     );
-    // The machine-wide figure equals K only on an idle machine (CI's). Elsewhere the
-    // comparisons with procs_running and with the workload's own threads still hold.
-    if background < 0.5 {
-        assert_within("true_avg vs spinners", truth, k, 0.15);
-    } else {
-        eprintln!(
-            "machine not idle ({background:.2} runnable before): machine-wide K check skipped"
-        );
-    }
+    // The machine-wide figure is K and whatever else wanted a CPU before the workload (0 on
+    // CI's idle machine): judged every run, never skipped.
+    assert_within(
+        "true_avg vs spinners and background",
+        truth,
+        k + background,
+        0.15,
+    );
     assert_within("true_avg vs procs_running", truth, reference, 0.15);
     // The workload's own runnable threads, whatever else runs: exactly its 4 spinners.
     // A thread's on-CPU time is the kernel's sum_exec_runtime, which leaves out time
